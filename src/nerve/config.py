@@ -1,0 +1,320 @@
+"""The config file, read once at the edge into one typed object.
+
+Resolution: an explicit path, else $NERVE_CONFIG, else ./nerve.yaml, else the built-in defaults.
+String values may use ${VAR} and ${VAR:-default}; they are interpolated after YAML parsing, so an
+environment value can never change the structure of the file. Unknown keys and bad values raise
+ConfigError naming the key path (``routes[0].model.provider: unknown provider 'x'``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from nerve.errors import ConfigError
+from nerve.gateway.providers.presets import PRESETS
+
+__all__ = ["Config", "ProviderConfig", "RouteConfig", "Target", "is_loopback", "load_config"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerConfig(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=0, le=65535)
+    workers: int = Field(1, ge=1, le=64)
+    api_keys: list[str] = []
+
+
+class StorageConfig(_Strict):
+    url: str = "sqlite:///.nerve/nerve.db"
+
+
+class RedisConfig(_Strict):
+    url: str | None = None
+
+
+class ProviderConfig(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    preset: str | None = None
+    protocol: Literal["openai", "anthropic"] = "openai"
+    base_url: str
+    api_key: str | None = None
+    headers: dict[str, str] = {}
+    timeout_seconds: float = Field(60.0, gt=0)
+    connect_timeout_seconds: float = Field(5.0, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not re.match(r"^https?://[^/\s]+", v):
+            raise ValueError(f"base_url must be an http(s) URL, got {v!r}")
+        return v.rstrip("/")
+
+    @property
+    def has_key(self) -> bool:
+        return bool(self.api_key)
+
+
+class Target(_Strict):
+    provider: str
+    model: str
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+
+class RouteConfig(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    rules: list[str] = []
+    examples: list[str] = []
+    model: Target
+    fallbacks: list[Target] = []
+
+    @field_validator("rules")
+    @classmethod
+    def _compile(cls, rules: list[str]) -> list[str]:
+        for i, rule in enumerate(rules):
+            try:
+                re.compile(rule)
+            except re.error as e:
+                raise ValueError(f"rules[{i}] is not a valid regex ({e}): {rule!r}") from e
+        return rules
+
+    @property
+    def targets(self) -> list[Target]:
+        return [self.model, *self.fallbacks]
+
+
+class RateConfig(_Strict):
+    window_requests: int = Field(300, ge=1)
+    window_seconds: float = Field(60, gt=0)
+    burst: int = Field(50, ge=1)
+    refill_per_second: float = Field(1, gt=0)
+    max_concurrent: int = Field(30, ge=1)
+
+
+class BreakerConfig(_Strict):
+    failures: int = Field(3, ge=1)
+    half_open_after_seconds: float = Field(60, gt=0)
+    successes_to_close: int = Field(1, ge=1)
+
+
+class LimitsConfig(_Strict):
+    rate: RateConfig = RateConfig()
+    breaker: BreakerConfig = BreakerConfig()
+    max_body_bytes: int = Field(10 * 1024 * 1024, ge=1024)
+    max_classify_chars: int = Field(140_000, ge=1)
+
+
+class Price(_Strict):
+    """USD per million tokens."""
+
+    input: float = Field(0, ge=0)
+    output: float = Field(0, ge=0)
+
+
+class ProbesConfig(_Strict):
+    interval_seconds: float = Field(60, ge=0)
+
+
+class SafetyConfig(_Strict):
+    strict: bool = False
+    llm_judge: str | None = None
+
+
+class AgentsConfig(_Strict):
+    allowed_hosts: list[str] = []
+
+
+class FilesConfig(_Strict):
+    allowed_paths: list[str] = ["./workspace"]
+
+
+class AssistantConfig(_Strict):
+    model: str = "auto"
+    max_rounds: int = Field(10, ge=1)
+    files: FilesConfig = FilesConfig()
+
+
+class WalConfig(_Strict):
+    enabled: bool = True
+    encrypt: bool = False
+
+
+class MemoryConfig(_Strict):
+    enabled: bool = True
+    importance_threshold: float = Field(0.4, ge=0, le=1)
+    short_term_cap: int = Field(50, ge=1)
+    max_contexts: int = Field(5, ge=1)
+    auto_recall: bool = True
+    wal: WalConfig = WalConfig()
+
+
+DEFAULT_PROVIDERS: list[dict[str, Any]] = [
+    {"name": "openai", "preset": "openai"},
+    {"name": "anthropic", "preset": "anthropic"},
+]
+DEFAULT_ROUTES: list[dict[str, Any]] = [
+    {"name": "default", "model": {"provider": "openai", "model": "gpt-4o-mini"},
+     "fallbacks": [{"provider": "anthropic", "model": "claude-haiku-4-5"}]},
+]
+
+
+class Config(_Strict):
+    server: ServerConfig = ServerConfig()
+    storage: StorageConfig = StorageConfig()
+    redis: RedisConfig = RedisConfig()
+    providers: list[ProviderConfig] = Field(default_factory=list)
+    routes: list[RouteConfig] = Field(default_factory=list)
+    prices: dict[str, Price] = {}
+    limits: LimitsConfig = LimitsConfig()
+    probes: ProbesConfig = ProbesConfig()
+    safety: SafetyConfig = SafetyConfig()
+    agents: AgentsConfig = AgentsConfig()
+    assistant: AssistantConfig = AssistantConfig()
+    memory: MemoryConfig = MemoryConfig()
+
+    @model_validator(mode="after")
+    def _cross_check(self) -> Config:
+        names = [p.name for p in self.providers]
+        for i, name in enumerate(names):
+            if names.index(name) != i:
+                raise _Located(f"providers[{i}].name", f"duplicate provider {name!r}")
+        route_names = [r.name for r in self.routes]
+        for i, route in enumerate(self.routes):
+            if route_names.index(route.name) != i:
+                raise _Located(f"routes[{i}].name", f"duplicate route {route.name!r}")
+            for j, target in enumerate(route.targets):
+                where = f"routes[{i}].model" if j == 0 else f"routes[{i}].fallbacks[{j - 1}]"
+                if target.provider not in names:
+                    raise _Located(
+                        f"{where}.provider",
+                        f"unknown provider {target.provider!r}; known: {', '.join(names)}",
+                    )
+        if self.routes and "default" not in route_names:
+            raise _Located("routes", "a route named 'default' is required to catch the rest")
+        return self
+
+    def provider(self, name: str) -> ProviderConfig:
+        return next(p for p in self.providers if p.name == name)
+
+
+class _Located(ValueError):
+    """A cross-field error that knows the key path it belongs to."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def interpolate(value: Any, environ: Mapping[str, str]) -> Any:
+    """Replace ${VAR} and ${VAR:-default} in every string of a parsed YAML tree."""
+    if isinstance(value, str):
+        return _VAR.sub(lambda m: environ.get(m.group(1)) or (m.group(2) or ""), value)
+    if isinstance(value, list):
+        return [interpolate(v, environ) for v in value]
+    if isinstance(value, dict):
+        return {k: interpolate(v, environ) for k, v in value.items()}
+    return value
+
+
+def _expand_presets(data: dict[str, Any]) -> dict[str, Any]:
+    """Fill provider rows that name a preset with its protocol, URL and ${KEY_ENV} key."""
+    providers = data.get("providers")
+    if not isinstance(providers, list):
+        return data
+    rows: list[Any] = []
+    for i, row in enumerate(providers):
+        if isinstance(row, dict) and row.get("preset"):
+            preset = PRESETS.get(row["preset"])
+            if preset is None:
+                known = ", ".join(PRESETS)
+                raise ConfigError(f"unknown preset {row['preset']!r}; known: {known}",
+                                  path=f"providers[{i}].preset")
+            defaults: dict[str, Any] = {"protocol": preset.protocol, "base_url": preset.base_url}
+            if preset.key_env:
+                defaults["api_key"] = "${%s}" % preset.key_env
+            row = {**defaults, **row}
+        rows.append(row)
+    return {**data, "providers": rows}
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not part.startswith(("function-", "model-")):
+            out += f".{part}" if out else part
+    return out
+
+
+def parse_config(data: Any, environ: Mapping[str, str] | None = None) -> Config:
+    """Validate a parsed YAML document. Raises ConfigError naming the first bad key."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("the config must be a mapping of sections", path="<root>")
+    if not data.get("providers") and not data.get("routes"):
+        data = {**data, "providers": DEFAULT_PROVIDERS, "routes": DEFAULT_ROUTES}
+    data = interpolate(_expand_presets(data), os.environ if environ is None else environ)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        ctx_error = (err.get("ctx") or {}).get("error")
+        if isinstance(ctx_error, _Located):
+            raise ConfigError(str(ctx_error), path=ctx_error.path) from None
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown key"
+        raise ConfigError(message, path=_path(err["loc"]) or "<root>") from None
+
+
+def find_config_file(path: str | None, environ: Mapping[str, str]) -> Path | None:
+    if path:
+        return Path(path)
+    if environ.get("NERVE_CONFIG"):
+        return Path(environ["NERVE_CONFIG"])
+    local = Path("nerve.yaml")
+    return local if local.exists() else None
+
+
+def load_config(path: str | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    env = os.environ if environ is None else environ
+    file = find_config_file(path, env)
+    if file is None:
+        return parse_config({}, env)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {file}: {e.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{file} is not valid YAML{where}: {getattr(e, 'problem', e)}") from None
+    return parse_config(data, env)
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

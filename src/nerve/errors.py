@@ -1,0 +1,146 @@
+"""One error tree for all of nerve.
+
+    NerveError                      status  type
+    ├── ConfigError                 500     config_error        bad config: names the key path
+    ├── RequestError                400     invalid_request_error
+    │   ├── PayloadTooLarge         413
+    │   └── NotFound                404     not_found_error
+    ├── AuthError                   401     authentication_error
+    ├── RateLimited                 429     rate_limit_error    reason: window | burst | concurrent
+    ├── UpstreamError               502     upstream_error      one provider call failed
+    │   ├── UpstreamStatus                                      upstream answered 4xx/5xx
+    │   ├── UpstreamTimeout
+    │   └── UpstreamConnection
+    └── AllCandidatesFailed         502     upstream_error      every candidate was tried or skipped
+
+Upstream exceptions (aiohttp, JSON decoding) become UpstreamError in the providers, once;
+NerveError becomes OpenAI-shaped JSON in one HTTP handler and an SSE error event in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "AllCandidatesFailed",
+    "AuthError",
+    "ConfigError",
+    "NerveError",
+    "NotFound",
+    "PayloadTooLarge",
+    "RateLimited",
+    "RequestError",
+    "UpstreamConnection",
+    "UpstreamError",
+    "UpstreamStatus",
+    "UpstreamTimeout",
+]
+
+
+class NerveError(Exception):
+    status: ClassVar[int] = 500
+    type: ClassVar[str] = "server_error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+    def to_dict(self) -> dict[str, Any]:
+        """The OpenAI error shape: {"error": {"message", "type", "code"}}."""
+        return {"error": {"message": self.message, "type": self.type, "code": self.code}}
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+
+class ConfigError(NerveError):
+    type = "config_error"
+
+    def __init__(self, message: str, *, path: str = "") -> None:
+        super().__init__(f"{path}: {message}" if path else message, code="invalid_config")
+        self.path = path
+
+
+class RequestError(NerveError):
+    status = 400
+    type = "invalid_request_error"
+
+    def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.param = param
+
+    def to_dict(self) -> dict[str, Any]:
+        body = super().to_dict()
+        body["error"]["param"] = self.param
+        return body
+
+
+class PayloadTooLarge(RequestError):
+    status = 413
+
+
+class NotFound(RequestError):
+    status = 404
+    type = "not_found_error"
+
+
+class AuthError(NerveError):
+    status = 401
+    type = "authentication_error"
+
+
+class RateLimited(NerveError):
+    status = 429
+    type = "rate_limit_error"
+
+    def __init__(self, reason: str, retry_after: float) -> None:
+        super().__init__(
+            f"rate limit exceeded ({reason}); retry after {retry_after:.0f}s", code=reason
+        )
+        self.reason = reason
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {"retry-after": str(max(1, round(self.retry_after)))}
+
+
+class UpstreamError(NerveError):
+    """One call to one provider failed. `retryable` says whether another candidate may help."""
+
+    status = 502
+    type = "upstream_error"
+    retryable: bool = True
+
+
+class UpstreamStatus(UpstreamError):
+    def __init__(
+        self, status: int, message: str, *, retry_after: float | None = None, body: bytes = b""
+    ) -> None:
+        super().__init__(f"upstream answered {status}: {message}", code=f"upstream_{status}")
+        self.upstream_status = status
+        self.retry_after = retry_after
+        self.body = body
+        # 4xx other than 408/409/429 are the client's fault: another model would refuse it too.
+        self.retryable = status >= 500 or status in (408, 409, 429)
+
+
+class UpstreamTimeout(UpstreamError):
+    def __init__(self, message: str = "upstream timed out") -> None:
+        super().__init__(message, code="upstream_timeout")
+
+
+class UpstreamConnection(UpstreamError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="upstream_unreachable")
+
+
+class AllCandidatesFailed(NerveError):
+    status = 502
+    type = "upstream_error"
+
+    def __init__(self, route: str, attempts: list[tuple[str, str]]) -> None:
+        tried = "; ".join(f"{target}: {why}" for target, why in attempts) or "no candidates"
+        super().__init__(f"all candidates for route '{route}' failed ({tried})", code="all_failed")
+        self.route = route
+        self.attempts = attempts
