@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from nerve.errors import ConfigError
-from nerve.gateway.providers.presets import PRESETS
+from nerve.gateway.presets import PRESETS
 
 __all__ = ["Config", "ProviderConfig", "RouteConfig", "Target", "is_loopback", "load_config"]
 
@@ -61,8 +61,9 @@ class ProviderConfig(_Strict):
         return v.rstrip("/")
 
     @property
-    def has_key(self) -> bool:
-        return bool(self.api_key)
+    def missing_key(self) -> bool:
+        """A key was asked for (e.g. ${OPENAI_API_KEY}) but is empty. No key at all is keyless."""
+        return self.api_key is not None and not self.api_key.strip()
 
 
 class Target(_Strict):
@@ -165,8 +166,11 @@ DEFAULT_PROVIDERS: list[dict[str, Any]] = [
     {"name": "anthropic", "preset": "anthropic"},
 ]
 DEFAULT_ROUTES: list[dict[str, Any]] = [
-    {"name": "default", "model": {"provider": "openai", "model": "gpt-4o-mini"},
-     "fallbacks": [{"provider": "anthropic", "model": "claude-haiku-4-5"}]},
+    {
+        "name": "default",
+        "model": {"provider": "openai", "model": "gpt-4o-mini"},
+        "fallbacks": [{"provider": "anthropic", "model": "claude-haiku-4-5"}],
+    },
 ]
 
 
@@ -242,11 +246,13 @@ def _expand_presets(data: dict[str, Any]) -> dict[str, Any]:
             preset = PRESETS.get(row["preset"])
             if preset is None:
                 known = ", ".join(PRESETS)
-                raise ConfigError(f"unknown preset {row['preset']!r}; known: {known}",
-                                  path=f"providers[{i}].preset")
+                raise ConfigError(
+                    f"unknown preset {row['preset']!r}; known: {known}",
+                    path=f"providers[{i}].preset",
+                )
             defaults: dict[str, Any] = {"protocol": preset.protocol, "base_url": preset.base_url}
             if preset.key_env:
-                defaults["api_key"] = "${%s}" % preset.key_env
+                defaults["api_key"] = f"${{{preset.key_env}}}"
             row = {**defaults, **row}
         rows.append(row)
     return {**data, "providers": rows}

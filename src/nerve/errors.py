@@ -19,7 +19,8 @@ NerveError becomes OpenAI-shaped JSON in one HTTP handler and an SSE error event
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import math
+from typing import Any
 
 __all__ = [
     "AllCandidatesFailed",
@@ -38,8 +39,8 @@ __all__ = [
 
 
 class NerveError(Exception):
-    status: ClassVar[int] = 500
-    type: ClassVar[str] = "server_error"
+    status: int = 500  # the HTTP status it maps to
+    type: str = "server_error"  # the OpenAI error type
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
@@ -96,13 +97,14 @@ class RateLimited(NerveError):
 
     def __init__(self, reason: str, retry_after: float) -> None:
         super().__init__(
-            f"rate limit exceeded ({reason}); retry after {retry_after:.0f}s", code=reason
+            f"rate limit exceeded ({reason}); retry after {max(1, math.ceil(retry_after))}s",
+            code=reason,
         )
         self.reason = reason
         self.retry_after = retry_after
 
     def headers(self) -> dict[str, str]:
-        return {"retry-after": str(max(1, round(self.retry_after)))}
+        return {"retry-after": str(max(1, math.ceil(self.retry_after)))}
 
 
 class UpstreamError(NerveError):
@@ -121,8 +123,13 @@ class UpstreamStatus(UpstreamError):
         self.upstream_status = status
         self.retry_after = retry_after
         self.body = body
-        # 4xx other than 408/409/429 are the client's fault: another model would refuse it too.
-        self.retryable = status >= 500 or status in (408, 409, 429)
+        # 400/413/422 say the request itself is wrong: another model would refuse it too, so the
+        # client gets the upstream's status. Anything else (5xx, 429, 401/403/404 for a bad key
+        # or an unknown model at this provider) may well work on the next candidate.
+        self.retryable = status not in (400, 413, 422)
+        if not self.retryable:
+            self.status = status
+            self.type = "invalid_request_error"
 
 
 class UpstreamTimeout(UpstreamError):

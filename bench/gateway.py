@@ -1,0 +1,361 @@
+"""Benchmark the nerve gateway against a fast fake upstream, on this machine, over loopback.
+
+    python bench/gateway.py [--rounds 5] [--seconds 3] [--concurrency 8 1]
+    python -m bench.gateway --gateway-cmd "python proto.py --port {port} --upstream {upstream}"
+
+Starts bench/upstream.py (aiohttp, fixed ~400-byte chat.completion) on a free port, writes a
+temporary nerve config that routes everything to it with the rate limiter opened wide, starts
+`nerve serve --config FILE --port P` and waits for GET /health. Then, for each concurrency, it
+alternates a direct run (load generator -> upstream) and a through-nerve run (load generator ->
+nerve -> upstream) for --rounds rounds of --seconds each, and prints a markdown table of medians.
+Load generator, upstream and gateway share the machine's cores, so compare ratios between runs
+on the same machine rather than absolute numbers across machines.
+
+Every subprocess it starts is stopped on exit, error or Ctrl-C. Nothing leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shlex
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+HOST = "127.0.0.1"
+CHAT_PATH = "/v1/chat/completions"
+
+CONFIG_TEMPLATE = """\
+# Written by bench/gateway.py for one benchmark run.
+providers:
+  - {{name: fake, protocol: openai, base_url: "{base_url}", api_key: "sk-bench"}}
+routes:
+  - {{name: default, model: {{provider: fake, model: bench-model}}}}
+limits:
+  rate:
+    window_requests: 100000000
+    burst: 100000000
+    refill_per_second: 100000000
+    max_concurrent: 100000
+"""
+
+
+def default_gateway_cmd() -> str:
+    script = Path(sys.executable).with_name("nerve")
+    exe = shlex.quote(str(script)) if script.exists() else f"{shlex.quote(sys.executable)} -m nerve"
+    return exe + " serve --config {config} --port {port}"
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+class Processes:
+    """Children started in their own process groups, all stopped by close()."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.children: list[tuple[str, subprocess.Popen[bytes], Path]] = []
+
+    def start(self, name: str, cmd: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+        log_path = self.workdir / f"{name}.log"
+        with open(log_path, "wb") as out:  # a file, not a pipe: a chatty child can never block
+            proc = subprocess.Popen(
+                cmd,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own group: we signal it (and its workers) ourselves
+            )
+        self.children.append((name, proc, log_path))
+        return proc
+
+    def log_tail(self, proc: subprocess.Popen[bytes], lines: int = 30) -> str:
+        for _, p, path in self.children:
+            if p is proc:
+                text = path.read_text(errors="replace").splitlines()
+                return "\n".join(text[-lines:])
+        return ""
+
+    def close(self) -> None:
+        for _, proc, _ in reversed(self.children):
+            self._signal(proc, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for name, proc, _ in reversed(self.children):
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                log(f"{name} (pid {proc.pid}) ignored SIGTERM; killing it")
+                self._signal(proc, signal.SIGKILL)
+                proc.wait()
+        self.children.clear()
+
+    @staticmethod
+    def _signal(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+        if proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)  # the group whose leader we started (start_new_session)
+
+
+def wait_for_port_file(path: Path, proc: subprocess.Popen[bytes], timeout: float) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the upstream exited with code {proc.returncode}")
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            return int(path.read_text())
+        time.sleep(0.05)
+    raise RuntimeError(f"the upstream did not report its port within {timeout:.0f} s")
+
+
+def wait_for_health(url: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Poll GET url until 200. Connection refused is expected while the gateway starts."""
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the gateway exited with code {proc.returncode} before /health")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+                last = f"HTTP {response.status}"
+        except urllib.error.HTTPError as e:
+            last = f"HTTP {e.code}"
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as e:
+            last = e
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer 200 within {timeout:.0f} s (last: {last})")
+
+
+def smoke_test(url: str) -> None:
+    """One request through the gateway, so a misconfiguration fails loudly, not as errors/s."""
+    from bench.loadgen import chat_request_body
+
+    request = urllib.request.Request(
+        url,
+        data=chat_request_body(),
+        method="POST",
+        headers={"Content-Type": "application/json", "Authorization": "Bearer sk-bench"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            payload = json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        body = e.read()[:500].decode(errors="replace")
+        raise RuntimeError(f"POST {url} answered {e.code}: {body}") from None
+    if "usage" not in payload:
+        raise RuntimeError(f"POST {url} answered 200 without usage: {str(payload)[:300]}")
+
+
+def load(url: str, concurrency: int, seconds: float, warmup: float) -> dict[str, Any]:
+    """One load-generator run in its own process (so it has a core's worth of CPU to itself)."""
+    cmd = [
+        sys.executable,
+        str(HERE / "loadgen.py"),
+        url,
+        "--concurrency",
+        str(concurrency),
+        "--seconds",
+        str(seconds),
+        "--warmup",
+        str(warmup),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + warmup + 60)
+    if done.returncode != 0:
+        raise RuntimeError(f"the load generator failed ({done.returncode}):\n{done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def bench(
+    direct_url: str,
+    nerve_url: str,
+    concurrencies: list[int],
+    rounds: int,
+    seconds: float,
+    warmup: float,
+) -> dict[int, dict[str, list[dict[str, Any]]]]:
+    results: dict[int, dict[str, list[dict[str, Any]]]] = {
+        c: {"direct": [], "nerve": []} for c in concurrencies
+    }
+    for r in range(1, rounds + 1):
+        for c in concurrencies:
+            for kind, url in (("direct", direct_url), ("nerve", nerve_url)):
+                res = load(url, c, seconds, warmup)
+                results[c][kind].append(res)
+                note = (
+                    f"  {res['errors']} errors, first: {res['first_error']}"
+                    if res["errors"]
+                    else ""
+                )
+                log(
+                    f"round {r}/{rounds}  c={c:<3} {kind:<6} {res['rps']:8.0f} req/s  "
+                    f"p50 {res['p50_ms']:.3f} ms  p99 {res['p99_ms']:.3f} ms{note}"
+                )
+    return results
+
+
+def table(results: dict[int, dict[str, list[dict[str, Any]]]], rounds: int, seconds: float) -> str:
+    def med(runs: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(run[key] for run in runs)
+
+    rows = [
+        f"Medians over {rounds} rounds of {seconds:g} s; latency in ms.",
+        "",
+        "| concurrency | direct RPS | nerve RPS | ratio | direct p50/p99 | nerve p50/p99 "
+        "| added p50 | nerve errors |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c, runs in results.items():
+        d, n = runs["direct"], runs["nerve"]
+        d_rps, n_rps = med(d, "rps"), med(n, "rps")
+        ratio = n_rps / d_rps if d_rps else float("nan")
+        errors = sum(run["errors"] for run in n)
+        rows.append(
+            f"| {c} | {d_rps:.0f} | {n_rps:.0f} | {ratio:.2f}x "
+            f"| {med(d, 'p50_ms'):.3f} / {med(d, 'p99_ms'):.3f} "
+            f"| {med(n, 'p50_ms'):.3f} / {med(n, 'p99_ms'):.3f} "
+            f"| +{med(n, 'p50_ms') - med(d, 'p50_ms'):.3f} | {errors} |"
+        )
+    return "\n".join(rows)
+
+
+@contextlib.contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """Make SIGTERM, and SIGINT even where inherited as ignored (a background job), unwind like
+    Ctrl-C, so the finally blocks stop the children."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python bench/gateway.py",
+        description="Benchmark nerve's chat path against a fast fake upstream on loopback.",
+        epilog=__doc__.split("\n\n", 2)[2] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="direct/nerve pairs per concurrency")
+    parser.add_argument("--seconds", type=float, default=3.0, help="measured seconds per run")
+    parser.add_argument("--warmup", type=float, default=0.5, help="unmeasured seconds per run")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        nargs="+",
+        default=[8, 1],
+        metavar="N",
+        help="keep-alive connections per run (default: 8 1)",
+    )
+    parser.add_argument(
+        "--gateway-cmd",
+        default=None,
+        help="command that starts the gateway; {config}, {port} and {upstream} (the provider "
+        "base URL, http://127.0.0.1:PORT/v1) are filled in. "
+        "Default: nerve serve --config {config} --port {port}",
+    )
+    parser.add_argument(
+        "--startup-timeout", type=float, default=30.0, help="seconds to wait for /health"
+    )
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.seconds <= 0 or args.warmup < 0 or min(args.concurrency) < 1:
+        parser.error("--rounds and --concurrency must be >= 1, --seconds > 0, --warmup >= 0")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if str(HERE.parent) not in sys.path:  # `python bench/gateway.py` puts bench/ on the path
+        sys.path.insert(0, str(HERE.parent))
+    with (
+        signals_as_interrupt(),
+        tempfile.TemporaryDirectory(prefix="nerve-bench-") as tmp,
+    ):
+        workdir = Path(tmp)
+        procs = Processes(workdir)
+        try:
+            port_file = workdir / "upstream.port"
+            upstream = procs.start(
+                "upstream",
+                [
+                    sys.executable,
+                    str(HERE / "upstream.py"),
+                    "--host",
+                    HOST,
+                    "--port-file",
+                    str(port_file),
+                ],
+                cwd=workdir,
+            )
+            try:
+                up_port = wait_for_port_file(port_file, upstream, timeout=15)
+            except RuntimeError as e:
+                raise RuntimeError(f"{e}\n{procs.log_tail(upstream)}") from None
+            base_url = f"http://{HOST}:{up_port}/v1"
+            config = workdir / "nerve.yaml"
+            config.write_text(CONFIG_TEMPLATE.format(base_url=base_url))
+
+            port = free_port()
+            template = args.gateway_cmd or default_gateway_cmd()
+            cmd = shlex.split(template.format(config=config, port=port, upstream=base_url))
+            log(f"upstream {base_url}; gateway: {shlex.join(cmd)}")
+            gateway = procs.start("gateway", cmd, cwd=workdir)  # any state files land in tmp
+            try:
+                wait_for_health(f"http://{HOST}:{port}/health", gateway, args.startup_timeout)
+                smoke_test(f"http://{HOST}:{port}{CHAT_PATH}")
+            except RuntimeError as e:
+                raise RuntimeError(f"{e}\ngateway log:\n{procs.log_tail(gateway)}") from None
+
+            results = bench(
+                f"{base_url}/chat/completions",
+                f"http://{HOST}:{port}{CHAT_PATH}",
+                args.concurrency,
+                args.rounds,
+                args.seconds,
+                args.warmup,
+            )
+            print(table(results, args.rounds, args.seconds))
+            if gateway.poll() is not None:
+                raise RuntimeError(f"the gateway died during the run:\n{procs.log_tail(gateway)}")
+            return 0
+        except KeyboardInterrupt:
+            log("interrupted; stopping the upstream and the gateway")
+            return 130
+        except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+            log(f"bench failed: {e}")
+            return 1
+        finally:
+            procs.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+from nerve.cli import main
+
+main()

@@ -1,0 +1,187 @@
+"""`POST /v1/chat/completions` as a bare ASGI endpoint.
+
+This is the hot path, so it skips the framework's Request/Response objects: the body is read
+with a size cap (413 before reading past it), the answer goes out as the upstream's bytes, and a
+stream is pumped frame by frame while a watcher listens for the client hanging up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import logging
+from collections.abc import MutableMapping, Sequence
+from typing import Any
+
+import orjson
+
+from nerve.errors import AuthError, NerveError, PayloadTooLarge, UpstreamError
+from nerve.gateway.core import Gateway, Served
+from nerve.gateway.providers import Stream
+from nerve.gateway.request import parse_chat_request
+from nerve.gateway.resilience import RateLimiter
+
+__all__ = ["ChatEndpoint", "ClientAuth", "error_frame", "send_error"]
+
+log = logging.getLogger("nerve.gateway")
+Scope = MutableMapping[str, Any]
+JSON_HEADERS = [(b"content-type", b"application/json")]
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+class ClientAuth:
+    """Who is calling: checks `server.api_keys` and names the client for rate limiting."""
+
+    def __init__(self, api_keys: Sequence[str]) -> None:
+        self.api_keys = [k.encode() for k in api_keys]
+
+    def client_id(self, scope: Scope) -> str:
+        token = bearer(scope)
+        if self.api_keys and not any(hmac.compare_digest(token, k) for k in self.api_keys):
+            raise AuthError(
+                "a valid API key is required: send 'Authorization: Bearer <key>'"
+                if not token
+                else "invalid API key",
+                code="invalid_api_key",
+            )
+        if token:  # the key is the client; keep only a digest so it never shows in stats
+            return "key:" + hashlib.blake2b(token, digest_size=8).hexdigest()
+        client = scope.get("client")
+        return f"ip:{client[0]}" if client else "ip:unknown"
+
+
+def bearer(scope: Scope) -> bytes:
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            scheme, _, token = value.partition(b" ")
+            return token.strip() if scheme.lower() == b"bearer" else b""
+    return b""
+
+
+class ChatEndpoint:
+    def __init__(
+        self, gateway: Gateway, limiter: RateLimiter, auth: ClientAuth, *, max_body_bytes: int
+    ) -> None:
+        self.gateway = gateway
+        self.limiter = limiter
+        self.auth = auth
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        try:
+            client = self.auth.client_id(scope)
+            await self.limiter.acquire(client)
+        except NerveError as e:
+            self.gateway.stats.record_rejection(e.code or e.type)
+            await send_error(send, e)
+            return
+        try:
+            body = parse_chat_request(await read_body(scope, receive, self.max_body_bytes))
+            plan = self.gateway.plan(body)
+            if body.get("stream"):
+                stream, served = await self.gateway.stream(body, plan)
+                await self._pump(stream, served, receive, send)
+            else:
+                completion, served = await self.gateway.complete(body, plan)
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": JSON_HEADERS + encode_headers(served.headers()),
+                    }
+                )
+                await send({"type": "http.response.body", "body": completion.body})
+        except ConnectionAbortedError:
+            pass  # the client left before sending its whole body: nobody to answer
+        except NerveError as e:
+            if not isinstance(e, UpstreamError):
+                self.gateway.stats.record_rejection(e.code or e.type)
+            await send_error(send, e)
+        except Exception:
+            log.exception("unexpected error in /v1/chat/completions")
+            await send_error(
+                send, NerveError("internal error; see the server log", code="internal")
+            )
+        finally:
+            await self.limiter.release(client)
+
+    async def _pump(self, stream: Stream, served: Served, receive: Any, send: Any) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": SSE_HEADERS + encode_headers(served.headers()),
+            }
+        )
+        error: Exception | None = None
+
+        async def forward() -> None:
+            nonlocal error
+            try:
+                await send({"type": "http.response.body", "body": stream.first, "more_body": True})
+                async for frame in stream.rest:
+                    await send({"type": "http.response.body", "body": frame, "more_body": True})
+            except UpstreamError as e:  # midway: one error event, then the stream ends
+                error = e
+                await send(
+                    {"type": "http.response.body", "body": error_frame(e), "more_body": True}
+                )
+
+        pump = asyncio.ensure_future(forward())
+        watcher = asyncio.ensure_future(wait_disconnect(receive))
+        try:
+            await asyncio.wait((pump, watcher), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (pump, watcher):
+                task.cancel()
+            outcome, _ = await asyncio.gather(pump, watcher, return_exceptions=True)
+            if pump.cancelled():
+                error = error or ConnectionAbortedError("client disconnected")
+            elif isinstance(outcome, Exception):
+                log.error("stream forwarding failed", exc_info=outcome)
+                error = error or outcome
+            await self.gateway.finish_stream(stream, served, error)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def wait_disconnect(receive: Any) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def read_body(scope: Scope, receive: Any, limit: int) -> bytes:
+    for name, value in scope["headers"]:
+        if name == b"content-length" and value.isdigit() and int(value) > limit:
+            raise PayloadTooLarge(f"request body exceeds {limit} bytes", code="body_too_large")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ConnectionAbortedError("client disconnected while sending the body")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"request body exceeds {limit} bytes", code="body_too_large")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def encode_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.encode(), v.encode()) for k, v in headers.items()]
+
+
+def error_frame(error: NerveError) -> bytes:
+    return b"data: " + orjson.dumps(error.to_dict()) + b"\n\n"
+
+
+async def send_error(send: Any, error: NerveError) -> None:
+    headers = JSON_HEADERS + encode_headers(error.headers())
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": orjson.dumps(error.to_dict())})

@@ -1,0 +1,187 @@
+"""The gateway's Python API: plan a request, then walk its candidates until one answers.
+
+Everything that reaches a model goes through `Gateway.complete` or `Gateway.stream`: the HTTP
+endpoint, and later the intent LLM, the assistant and the MCP `reason` tool. A plan is the
+route and its ordered candidates (the route's model, then its fallbacks). A candidate is skipped
+without a network call when its provider has no key, it is cooling down after a 429, or its
+breaker is open; a retryable upstream failure moves on to the next one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from nerve.config import Config, RouteConfig, Target
+from nerve.errors import AllCandidatesFailed, NotFound, UpstreamError, UpstreamStatus
+from nerve.gateway.providers import Completion, Provider, Stream
+from nerve.gateway.request import validate_chat_request
+from nerve.gateway.resilience import Breakers, Cooldowns
+from nerve.gateway.router import Decision, Router
+from nerve.gateway.stats import Stats, Usage
+
+__all__ = ["Gateway", "Plan", "Served"]
+
+log = logging.getLogger("nerve.gateway")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    route: str
+    targets: tuple[Target, ...]
+    decision: Decision | None  # None when the client named a route or a model
+
+
+@dataclass(slots=True)
+class Served:
+    """Who answered, and what was tried before: the x-nerve-* headers and the stats row."""
+
+    route: str
+    target: Target
+    fallback: bool
+    started: float
+    attempts: list[tuple[str, str]] = field(default_factory=list)
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "x-nerve-route": self.route,
+            "x-nerve-provider": self.target.provider,
+            "x-nerve-model": self.target.model,
+            "x-nerve-fallback": "true" if self.fallback else "false",
+        }
+
+
+class Gateway:
+    def __init__(
+        self,
+        config: Config,
+        providers: Mapping[str, Provider],
+        *,
+        breakers: Breakers,
+        cooldowns: Cooldowns,
+        stats: Stats,
+    ) -> None:
+        self.config = config
+        self.providers = dict(providers)
+        self.breakers = breakers
+        self.cooldowns = cooldowns
+        self.stats = stats
+        self.routes: dict[str, RouteConfig] = {r.name: r for r in config.routes}
+        self.router = Router(config.routes, max_classify_chars=config.limits.max_classify_chars)
+        for provider in self.providers.values():
+            if provider.missing_key:
+                log.warning("provider %s has no API key: its models will be skipped", provider.name)
+
+    def plan(self, body: Mapping[str, Any]) -> Plan:
+        """Resolve `model` of a validated body: "auto", a route name, or "provider/model"."""
+        model = body["model"]
+        if model == "auto":
+            decision = self.router.decide(body["messages"])
+            return Plan(decision.route, tuple(self.routes[decision.route].targets), decision)
+        route = self.routes.get(model)
+        if route is not None:
+            return Plan(route.name, tuple(route.targets), None)
+        provider, _, name = model.partition("/")
+        if name and provider in self.providers:
+            return Plan("explicit", (Target(provider=provider, model=name),), None)
+        raise NotFound(
+            f"unknown model {model!r}: use 'auto', a route ({', '.join(self.routes)}) "
+            f"or provider/model with a provider among: {', '.join(self.providers)}",
+            param="model",
+            code="model_not_found",
+        )
+
+    def _validated_plan(self, body: dict[str, Any]) -> Plan:
+        validate_chat_request(body)
+        return self.plan(body)
+
+    async def complete(
+        self, body: dict[str, Any], plan: Plan | None = None
+    ) -> tuple[Completion, Served]:
+        plan = plan or self._validated_plan(body)
+        completion, served = await self._walk(plan, lambda p, m: p.complete(body, m))
+        self._record(served, ok=True, usage=completion.usage)
+        return completion, served
+
+    async def stream(self, body: dict[str, Any], plan: Plan | None = None) -> tuple[Stream, Served]:
+        """Open a stream on the first candidate that sends its first frame.
+
+        The caller forwards the frames, then calls `finish_stream` exactly once.
+        """
+        plan = plan or self._validated_plan(body)
+        return await self._walk(plan, lambda p, m: p.open_stream(body, m))
+
+    async def finish_stream(self, stream: Stream, served: Served, error: Exception | None) -> None:
+        await stream.close()
+        key = str(served.target)
+        if isinstance(error, UpstreamError):
+            await self.breakers.record_failure(key)
+        usage = stream.usage[-1] if stream.usage else None
+        self._record(served, ok=error is None, usage=usage, error=error)
+
+    async def _walk(
+        self, plan: Plan, call: Callable[[Provider, str], Awaitable[T]]
+    ) -> tuple[T, Served]:
+        attempts: list[tuple[str, str]] = []
+        for index, target in enumerate(plan.targets):
+            key = str(target)
+            provider = self.providers[target.provider]
+            if provider.missing_key:
+                attempts.append((key, "skipped: no API key"))
+                continue
+            cooling = await self.cooldowns.remaining(key)
+            if cooling > 0:
+                attempts.append((key, f"skipped: cooling down {cooling:.0f}s after 429"))
+                continue
+            if not await self.breakers.allow(key):
+                attempts.append((key, "skipped: circuit open"))
+                continue
+            served = Served(plan.route, target, index > 0, time.perf_counter(), attempts)
+            try:
+                result = await call(provider, target.model)
+            except UpstreamError as e:
+                if not e.retryable:
+                    await self.breakers.release(key)
+                    raise
+                await self._failed(served, e)
+                attempts.append((key, e.message))
+                continue
+            except BaseException:
+                await self.breakers.release(key)
+                raise
+            await self.breakers.record_success(key)
+            if served.fallback:
+                log.warning(
+                    "FALLBACK route=%s served by %s after: %s",
+                    plan.route,
+                    key,
+                    "; ".join(f"{k} ({why})" for k, why in attempts),
+                )
+            return result, served
+        raise AllCandidatesFailed(plan.route, attempts)
+
+    async def _failed(self, served: Served, error: UpstreamError) -> None:
+        key = str(served.target)
+        await self.breakers.record_failure(key)
+        if isinstance(error, UpstreamStatus) and error.upstream_status == 429:
+            await self.cooldowns.cool(key, error.retry_after)
+        log.warning("ERROR route=%s %s: %s", served.route, key, error.message)
+        self._record(served, ok=False, usage=None, error=error)
+
+    def _record(
+        self, served: Served, *, ok: bool, usage: Usage | None, error: Exception | None = None
+    ) -> None:
+        self.stats.record(
+            route=served.route,
+            provider=served.target.provider,
+            model=served.target.model,
+            ok=ok,
+            latency_s=time.perf_counter() - served.started,
+            usage=usage,
+            fallback=served.fallback and ok,
+            error=type(error).__name__ if error else None,
+        )

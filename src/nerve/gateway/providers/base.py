@@ -1,0 +1,155 @@
+"""The provider seam: one class per wire protocol, a vendor is a config row.
+
+A provider turns an OpenAI-shaped chat request into one upstream call and hands back
+OpenAI-shaped bytes. It raises only nerve.errors.UpstreamError subclasses: transport errors
+(aiohttp, timeouts, bad JSON) are translated here, once. To add a protocol, subclass Provider,
+implement `complete` and `open_stream`, and register the class in `providers.PROTOCOLS`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, Awaitable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import aiohttp
+import orjson
+
+from nerve.config import ProviderConfig
+from nerve.errors import UpstreamConnection, UpstreamError, UpstreamStatus, UpstreamTimeout
+from nerve.gateway.resilience.cooldown import parse_retry_after
+from nerve.gateway.stats import Usage
+
+__all__ = ["Completion", "Provider", "Stream", "error_message", "transport_errors"]
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class Completion:
+    """A finished answer: OpenAI `chat.completion` JSON bytes, and the usage read from them."""
+
+    body: bytes
+    usage: Usage | None
+
+
+@dataclass(slots=True)
+class Stream:
+    """An upstream stream whose first frame already arrived, so failing over was still possible.
+
+    `first` then `rest` are OpenAI SSE frames (`data: ...\\n\\n`), ending with `data: [DONE]`;
+    `rest` raises UpstreamError if the upstream fails midway. `usage` fills in as soon as the
+    upstream reports it. `close` releases the connection; it is safe to call twice.
+    """
+
+    first: bytes
+    rest: AsyncGenerator[bytes, None]
+    response: aiohttp.ClientResponse
+    usage: list[Usage] = field(default_factory=list)
+
+    async def close(self) -> None:
+        try:
+            await self.rest.aclose()
+        finally:
+            self.response.close()
+
+    @classmethod
+    async def start(
+        cls,
+        frames: AsyncGenerator[bytes, None],
+        response: aiohttp.ClientResponse,
+        usage: list[Usage],
+    ) -> Stream:
+        """Wait for the first frame; on any failure release everything and re-raise."""
+        try:
+            first = await anext(frames)
+        except StopAsyncIteration:
+            await frames.aclose()
+            response.close()
+            raise UpstreamError(
+                "upstream stream ended before any data", code="upstream_stream_cut"
+            ) from None
+        except BaseException:
+            await frames.aclose()
+            response.close()
+            raise
+        return cls(first, frames, response, usage)
+
+
+class Provider(ABC):
+    def __init__(self, config: ProviderConfig, session: aiohttp.ClientSession) -> None:
+        self.config = config
+        self.name = config.name
+        self.session = session
+        self.timeout = aiohttp.ClientTimeout(
+            total=config.timeout_seconds, connect=config.connect_timeout_seconds
+        )
+        # A stream may run long; only the wait between two reads is bounded.
+        self.stream_timeout = aiohttp.ClientTimeout(
+            total=None,
+            connect=config.connect_timeout_seconds,
+            sock_read=config.timeout_seconds,
+        )
+
+    @property
+    def missing_key(self) -> bool:
+        return self.config.missing_key
+
+    @abstractmethod
+    async def complete(self, body: dict[str, Any], model: str) -> Completion: ...
+
+    @abstractmethod
+    async def open_stream(self, body: dict[str, Any], model: str) -> Stream: ...
+
+    async def _post(
+        self, url: str, payload: dict[str, Any], headers: dict[str, str], *, stream: bool
+    ) -> aiohttp.ClientResponse:
+        """POST and return a 2xx response, or raise the matching UpstreamError."""
+        response = await transport_errors(
+            self.name,
+            self.session.post(
+                url,
+                data=orjson.dumps(payload),
+                headers=headers,
+                timeout=self.stream_timeout if stream else self.timeout,
+            ),
+        )
+        if response.status >= 300:
+            async with response:
+                raw = await transport_errors(self.name, response.read())
+            raise UpstreamStatus(
+                response.status,
+                f"{self.name}: {error_message(raw) or response.reason}",
+                retry_after=parse_retry_after(response.headers.get("retry-after")),
+                body=raw,
+            )
+        return response
+
+
+async def transport_errors(provider: str, awaitable: Awaitable[T]) -> T:
+    """Await an aiohttp operation, translating its failures into UpstreamError."""
+    try:
+        return await awaitable
+    except (TimeoutError, aiohttp.ServerTimeoutError) as e:
+        raise UpstreamTimeout(f"{provider}: upstream timed out") from e
+    except aiohttp.ClientConnectionError as e:
+        raise UpstreamConnection(f"{provider}: {e or type(e).__name__}") from e
+    except aiohttp.ClientError as e:
+        raise UpstreamError(f"{provider}: {e or type(e).__name__}", code="upstream_error") from e
+
+
+def error_message(raw: bytes) -> str:
+    """The human message inside an OpenAI or Anthropic error body, else the body's start."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw[:200].decode("utf-8", "replace").strip()
+    if isinstance(data, dict):
+        err = data.get("error")
+        message = err.get("message") if isinstance(err, dict) else None
+        if isinstance(message, str):
+            return message
+        if isinstance(err, str):
+            return err
+    return raw[:200].decode("utf-8", "replace").strip()

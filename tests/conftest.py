@@ -1,0 +1,105 @@
+"""Shared fixtures: a fake upstream on loopback and a real nerve server on a real socket."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+
+from nerve.config import Config, parse_config
+from nerve.gateway.resilience import ManualClock
+from nerve.server import NerveApp, build_app
+from tests.fakes.upstream import FakeUpstream
+
+
+@pytest.fixture
+def upstream() -> Iterator[FakeUpstream]:
+    with FakeUpstream(name="primary") as fake:
+        yield fake
+
+
+@pytest.fixture
+def upstream2() -> Iterator[FakeUpstream]:
+    with FakeUpstream(name="secondary") as fake:
+        yield fake
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+class RunningServer:
+    """A nerve app served by uvicorn in a thread, on a socket that listens before it starts."""
+
+    def __init__(self, app: NerveApp) -> None:
+        self.app = app
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(128)
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        asyncio.run(self.server.serve(sockets=[self.sock]))
+
+    def start(self) -> RunningServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()
+        assert not self.thread.is_alive(), "the server did not stop"
+
+
+def make_config(
+    upstreams: dict[str, FakeUpstream], routes: list[dict[str, Any]] | None = None, **extra: Any
+) -> Config:
+    """A config with one provider per fake upstream (name → fake) and the given routes."""
+    providers = []
+    for name, fake in upstreams.items():
+        if name.startswith("anthropic"):
+            providers.append(
+                {
+                    "name": name,
+                    "protocol": "anthropic",
+                    "base_url": fake.anthropic_base_url,
+                    "api_key": "sk-ant-test",
+                }
+            )
+        else:
+            providers.append(
+                {
+                    "name": name,
+                    "protocol": "openai",
+                    "base_url": fake.openai_base_url,
+                    "api_key": f"sk-{name}",
+                }
+            )
+    first = next(iter(upstreams))
+    routes = routes or [{"name": "default", "model": {"provider": first, "model": "m1"}}]
+    return parse_config({"providers": providers, "routes": routes, **extra}, environ={})
+
+
+@pytest.fixture
+def serve(clock: ManualClock) -> Iterator[Callable[[Config], RunningServer]]:
+    servers: list[RunningServer] = []
+
+    def start(config: Config) -> RunningServer:
+        server = RunningServer(build_app(config, clock=clock)).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()

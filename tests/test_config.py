@@ -1,0 +1,102 @@
+"""Config loading (DESIGN.md "Config contract"): interpolation, defaults, presets, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from nerve.config import load_config, parse_config
+from nerve.errors import ConfigError
+
+
+def test_builtin_defaults_need_no_file_and_no_key(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = load_config(None, environ={})
+    assert config.server.host == "127.0.0.1" and config.server.port == 8080
+    assert [r.name for r in config.routes] == ["default"]
+    assert all(p.missing_key for p in config.providers)
+
+
+def test_variables_are_interpolated_with_defaults():
+    config = parse_config(
+        {
+            "server": {"port": "${PORT:-9000}"},
+            "providers": [
+                {"name": "o", "preset": "openai"},
+                {"name": "x", "base_url": "${URL}", "api_key": "${XKEY}"},
+            ],
+            "routes": [{"name": "default", "model": {"provider": "o", "model": "m"}}],
+        },
+        environ={"OPENAI_API_KEY": "sk-1", "URL": "http://127.0.0.1:1/v1", "XKEY": "k"},
+    )
+    assert config.server.port == 9000
+    assert config.provider("o").api_key == "sk-1"
+    assert config.provider("o").base_url == "https://api.openai.com/v1"
+    assert config.provider("x").base_url == "http://127.0.0.1:1/v1"
+
+
+def test_an_environment_value_cannot_inject_structure():
+    config = parse_config({"storage": {"url": "${EVIL}"}}, environ={"EVIL": "x\nserver: {port: 1}"})
+    assert config.storage.url == "x\nserver: {port: 1}" and config.server.port == 8080
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        ({"servr": {}}, "servr"),
+        ({"server": {"port": 70000}}, "server.port"),
+        ({"limits": {"breaker": {"failures": 0}}}, "limits.breaker.failures"),
+        (
+            {
+                "providers": [{"name": "a", "base_url": "ftp://x"}],
+                "routes": [{"name": "default", "model": {"provider": "a", "model": "m"}}],
+            },
+            "providers[0].base_url",
+        ),
+        (
+            {
+                "providers": [{"name": "a", "base_url": "http://x"}],
+                "routes": [{"name": "default", "model": {"provider": "b", "model": "m"}}],
+            },
+            "routes[0].model.provider",
+        ),
+        (
+            {
+                "providers": [{"name": "a", "base_url": "http://x"}],
+                "routes": [{"name": "code", "model": {"provider": "a", "model": "m"}}],
+            },
+            "routes",
+        ),
+        (
+            {
+                "providers": [{"name": "a", "base_url": "http://x"}],
+                "routes": [
+                    {"name": "default", "rules": ["(("], "model": {"provider": "a", "model": "m"}}
+                ],
+            },
+            "routes[0].rules",
+        ),
+        ({"providers": [{"name": "a", "preset": "nope"}]}, "providers[0].preset"),
+    ],
+)
+def test_a_bad_config_names_the_key(data, path):
+    with pytest.raises(ConfigError) as info:
+        parse_config(data, environ={})
+    assert info.value.path == path
+    assert str(info.value).startswith(path + ": ")
+
+
+def test_invalid_yaml_says_where(tmp_path):
+    file = tmp_path / "nerve.yaml"
+    file.write_text("server:\n  port: [1,\n")
+    with pytest.raises(ConfigError, match="line"):
+        load_config(str(file), environ={})
+
+
+def test_config_file_resolution_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nerve.yaml").write_text("server: {port: 1111}\n")
+    other = tmp_path / "other.yaml"
+    other.write_text("server: {port: 2222}\n")
+    assert load_config(None, environ={}).server.port == 1111
+    assert load_config(None, environ={"NERVE_CONFIG": str(other)}).server.port == 2222
+    assert load_config(str(other), environ={"NERVE_CONFIG": "nope"}).server.port == 2222
