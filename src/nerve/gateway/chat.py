@@ -88,14 +88,7 @@ class ChatEndpoint:
                 await self._pump(stream, served, receive, send)
             else:
                 completion, served = await self.gateway.complete(body, plan)
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 200,
-                        "headers": JSON_HEADERS + encode_headers(served.headers()),
-                    }
-                )
-                await send({"type": "http.response.body", "body": completion.body})
+                await send_json(send, 200, completion.body, served.headers())
         except ConnectionAbortedError:
             pass  # the client left before sending its whole body: nobody to answer
         except NerveError as e:
@@ -181,7 +174,12 @@ def error_frame(error: NerveError) -> bytes:
     return b"data: " + orjson.dumps(error.to_dict()) + b"\n\n"
 
 
+async def send_json(send: Any, status: int, body: bytes, headers: dict[str, str]) -> None:
+    fields = [*JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+    fields += encode_headers(headers)
+    await send({"type": "http.response.start", "status": status, "headers": fields})
+    await send({"type": "http.response.body", "body": body})
+
+
 async def send_error(send: Any, error: NerveError) -> None:
-    headers = JSON_HEADERS + encode_headers(error.headers())
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
-    await send({"type": "http.response.body", "body": orjson.dumps(error.to_dict())})
+    await send_json(send, error.status, orjson.dumps(error.to_dict()), error.headers())

@@ -41,9 +41,7 @@ class AnthropicProvider(Provider):
 
     async def complete(self, body: dict[str, Any], model: str) -> Completion:
         payload = to_anthropic_request({**body, "stream": False}, model)
-        response = await self._post(self.url, payload, self.headers, stream=False)
-        async with response:
-            raw = await transport_errors(self.name, response.read())
+        raw = await self._fetch(self.url, payload, self.headers)
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:

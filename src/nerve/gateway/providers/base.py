@@ -105,38 +105,64 @@ class Provider(ABC):
     async def _post(
         self, url: str, payload: dict[str, Any], headers: dict[str, str], *, stream: bool
     ) -> aiohttp.ClientResponse:
-        """POST and return a 2xx response, or raise the matching UpstreamError."""
-        response = await transport_errors(
-            self.name,
-            self.session.post(
+        """POST and return a 2xx response still open for reading, or raise an UpstreamError."""
+        try:
+            response = await self.session.post(
                 url,
                 data=orjson.dumps(payload),
                 headers=headers,
                 timeout=self.stream_timeout if stream else self.timeout,
-            ),
-        )
-        if response.status >= 300:
-            async with response:
-                raw = await transport_errors(self.name, response.read())
-            raise UpstreamStatus(
-                response.status,
-                f"{self.name}: {error_message(raw) or response.reason}",
-                retry_after=parse_retry_after(response.headers.get("retry-after")),
-                body=raw,
             )
+            if response.status >= 300:
+                async with response:
+                    raise _status_error(self.name, response, await response.read())
+        except aiohttp.ClientError as e:
+            raise _transport_error(self.name, e) from e
+        except TimeoutError as e:
+            raise UpstreamTimeout(f"{self.name}: upstream timed out") from e
         return response
+
+    async def _fetch(self, url: str, payload: dict[str, Any], headers: dict[str, str]) -> bytes:
+        """POST and return the whole 2xx body (one coroutine: this is the hot path)."""
+        try:
+            async with self.session.post(
+                url, data=orjson.dumps(payload), headers=headers, timeout=self.timeout
+            ) as response:
+                raw = await response.read()
+                if response.status >= 300:
+                    raise _status_error(self.name, response, raw)
+                return raw
+        except aiohttp.ClientError as e:
+            raise _transport_error(self.name, e) from e
+        except TimeoutError as e:
+            raise UpstreamTimeout(f"{self.name}: upstream timed out") from e
+
+
+def _status_error(provider: str, response: aiohttp.ClientResponse, raw: bytes) -> UpstreamStatus:
+    return UpstreamStatus(
+        response.status,
+        f"{provider}: {error_message(raw) or response.reason}",
+        retry_after=parse_retry_after(response.headers.get("retry-after")),
+        body=raw,
+    )
+
+
+def _transport_error(provider: str, e: aiohttp.ClientError) -> UpstreamError:
+    if isinstance(e, aiohttp.ServerTimeoutError):
+        return UpstreamTimeout(f"{provider}: upstream timed out")
+    if isinstance(e, aiohttp.ClientConnectionError):
+        return UpstreamConnection(f"{provider}: {e or type(e).__name__}")
+    return UpstreamError(f"{provider}: {e or type(e).__name__}", code="upstream_error")
 
 
 async def transport_errors(provider: str, awaitable: Awaitable[T]) -> T:
     """Await an aiohttp operation, translating its failures into UpstreamError."""
     try:
         return await awaitable
-    except (TimeoutError, aiohttp.ServerTimeoutError) as e:
-        raise UpstreamTimeout(f"{provider}: upstream timed out") from e
-    except aiohttp.ClientConnectionError as e:
-        raise UpstreamConnection(f"{provider}: {e or type(e).__name__}") from e
     except aiohttp.ClientError as e:
-        raise UpstreamError(f"{provider}: {e or type(e).__name__}", code="upstream_error") from e
+        raise _transport_error(provider, e) from e
+    except TimeoutError as e:
+        raise UpstreamTimeout(f"{provider}: upstream timed out") from e
 
 
 def error_message(raw: bytes) -> str:

@@ -32,9 +32,7 @@ class OpenAIProvider(Provider):
             self.headers["authorization"] = f"Bearer {config.api_key}"
 
     async def complete(self, body: dict[str, Any], model: str) -> Completion:
-        response = await self._post(self.url, {**body, "model": model}, self.headers, stream=False)
-        async with response:
-            raw = await transport_errors(self.name, response.read())
+        raw = await self._fetch(self.url, {**body, "model": model}, self.headers)
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
