@@ -100,3 +100,14 @@ def test_config_file_resolution_order(tmp_path, monkeypatch):
     assert load_config(None, environ={}).server.port == 1111
     assert load_config(None, environ={"NERVE_CONFIG": str(other)}).server.port == 2222
     assert load_config(str(other), environ={"NERVE_CONFIG": "nope"}).server.port == 2222
+
+
+def test_the_example_config_in_the_docs_is_valid():
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "nerve.yaml"
+    config = load_config(str(example), environ={"OPENAI_API_KEY": "sk-x"})
+    assert [r.name for r in config.routes] == ["code", "reasoning", "default"]
+    assert not config.provider("openai").missing_key
+    assert config.provider("internal").missing_key
+    assert not config.provider("local").missing_key  # keyless local server
