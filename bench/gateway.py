@@ -5,12 +5,11 @@
 
 Starts bench/upstream.py (aiohttp, fixed ~400-byte chat.completion) on a free port; in front of it
 bench/passthrough.py, the "bare aiohttp pass-through proxy" baseline of the speed target; and
-`nerve serve --config FILE --port P` with a temporary config that routes everything to the
-upstream with the rate limiter opened wide. It waits for each to listen, checks GET /health and
-sends one chat request through each proxy that must come back 200 with usage. Then, every round,
-for each load generator (--clients) and each concurrency, it runs three targets back to back:
-direct (load generator -> upstream), baseline (-> pass-through -> upstream) and nerve
-(-> nerve -> upstream), each for --seconds after --warmup, in a fresh load-generator process.
+`nerve serve --config FILE --port P` with a temporary config routing everything to the upstream,
+rate limiter opened wide. Each proxy must answer GET /health and one chat request (200 with
+usage). Then, every round, for each load generator (--clients) and concurrency, it runs three
+targets back to back, each in a fresh load-generator process for --seconds after --warmup:
+direct (-> upstream), baseline (-> pass-through -> upstream) and nerve (-> nerve -> upstream).
 It prints one markdown table of medians per load generator.
 
 Why two load generators: the ratio to direct depends on how fast the client itself is. The raw
@@ -44,12 +43,14 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from itertools import product
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 HOST = "127.0.0.1"
 CHAT_PATH = "/v1/chat/completions"
+Proc = subprocess.Popen[bytes]
 CLIENT_NOTES = {
     "raw": "raw asyncio transport + httptools",
     "aiohttp": "one aiohttp.ClientSession, the kind of client behind the NOTES.md references",
@@ -91,9 +92,9 @@ class Processes:
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
-        self.children: list[tuple[str, subprocess.Popen[bytes], Path]] = []
+        self.children: list[tuple[str, Proc, Path]] = []
 
-    def start(self, name: str, cmd: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+    def start(self, name: str, cmd: list[str], cwd: Path) -> Proc:
         log_path = self.workdir / f"{name}.log"
         with open(log_path, "wb") as out:  # a file, not a pipe: a chatty child can never block
             proc = subprocess.Popen(
@@ -107,7 +108,7 @@ class Processes:
         self.children.append((name, proc, log_path))
         return proc
 
-    def log_tail(self, proc: subprocess.Popen[bytes], lines: int = 30) -> str:
+    def log_tail(self, proc: Proc, lines: int = 30) -> str:
         for _, p, path in self.children:
             if p is proc:
                 text = path.read_text(errors="replace").splitlines()
@@ -128,16 +129,14 @@ class Processes:
         self.children.clear()
 
     @staticmethod
-    def _signal(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    def _signal(proc: Proc, sig: signal.Signals) -> None:
         if proc.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)  # the group whose leader we started (start_new_session)
 
 
-def wait_for_port_file(
-    path: Path, proc: subprocess.Popen[bytes], timeout: float, name: str = "the upstream"
-) -> int:
+def wait_for_port_file(path: Path, proc: Proc, timeout: float, name: str) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -148,9 +147,7 @@ def wait_for_port_file(
     raise RuntimeError(f"{name} did not report its port within {timeout:.0f} s")
 
 
-def wait_for_health(
-    url: str, proc: subprocess.Popen[bytes], timeout: float, name: str = "the gateway"
-) -> None:
+def wait_for_health(url: str, proc: Proc, timeout: float, name: str = "the gateway") -> None:
     """Poll GET url until 200. Connection refused is expected while the gateway starts."""
     deadline = time.monotonic() + timeout
     last: object = None
@@ -168,6 +165,22 @@ def wait_for_health(
             last = e
         time.sleep(0.1)
     raise RuntimeError(f"{url} did not answer 200 within {timeout:.0f} s (last: {last})")
+
+
+def start_server(procs: Processes, name: str, extra: list[str]) -> tuple[Proc, int]:
+    """Start bench/NAME.py on a free port (it reports the port through --port-file). For the
+    pass-through, also check /health and one chat request through it."""
+    port_file = procs.workdir / f"{name}.port"
+    script = [sys.executable, str(HERE / f"{name}.py"), "--host", HOST]
+    proc = procs.start(name, [*script, "--port-file", str(port_file), *extra], cwd=procs.workdir)
+    try:
+        port = wait_for_port_file(port_file, proc, 15, f"the {name}")
+        if name != "upstream":
+            wait_for_health(f"http://{HOST}:{port}/health", proc, 15, f"the {name}")
+            smoke_test(f"http://{HOST}:{port}{CHAT_PATH}")
+    except RuntimeError as e:
+        raise RuntimeError(f"{e}\n{name} log:\n{procs.log_tail(proc)}") from None
+    return proc, port
 
 
 def smoke_test(url: str) -> None:
@@ -194,19 +207,8 @@ def load(
     url: str, concurrency: int, seconds: float, warmup: float, client: str = "raw"
 ) -> dict[str, Any]:
     """One load-generator run in its own process (so it has a core's worth of CPU to itself)."""
-    cmd = [
-        sys.executable,
-        str(HERE / "loadgen.py"),
-        url,
-        "--concurrency",
-        str(concurrency),
-        "--seconds",
-        str(seconds),
-        "--warmup",
-        str(warmup),
-        "--client",
-        client,
-    ]
+    cmd = [sys.executable, str(HERE / "loadgen.py"), url, "--client", client]
+    cmd += ["--concurrency", str(concurrency), "--seconds", str(seconds), "--warmup", str(warmup)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + warmup + 60)
     if done.returncode != 0:
         raise RuntimeError(f"the load generator failed ({done.returncode}):\n{done.stderr}")
@@ -217,35 +219,20 @@ def load(
 Results = dict[str, dict[int, dict[str, list[dict[str, Any]]]]]  # client -> c -> target -> runs
 
 
-def bench(
-    targets: dict[str, str],
-    clients: list[str],
-    concurrencies: list[int],
-    rounds: int,
-    seconds: float,
-    warmup: float,
-) -> Results:
+def bench(targets: dict[str, str], args: argparse.Namespace) -> Results:
     """Every round: for each client and concurrency, each target back to back (so slow drift
     on the machine hits all three alike)."""
-    results: Results = {
-        client: {c: {kind: [] for kind in targets} for c in concurrencies} for client in clients
-    }
-    for r in range(1, rounds + 1):
-        for client in clients:
-            for c in concurrencies:
-                for kind, url in targets.items():
-                    res = load(url, c, seconds, warmup, client)
-                    results[client][c][kind].append(res)
-                    note = (
-                        f"  {res['errors']} errors, first: {res['first_error']}"
-                        if res["errors"]
-                        else ""
-                    )
-                    log(
-                        f"round {r}/{rounds}  {client:<7} c={c:<3} {kind:<8} "
-                        f"{res['rps']:8.0f} req/s  p50 {res['p50_ms']:.3f} ms  "
-                        f"p99 {res['p99_ms']:.3f} ms{note}"
-                    )
+    clients, cs, rounds = args.clients, args.concurrency, args.rounds
+    results: Results = {cl: {c: {k: [] for k in targets} for c in cs} for cl in clients}
+    for r, client, c, (kind, url) in product(range(1, rounds + 1), clients, cs, targets.items()):
+        res = load(url, c, args.seconds, args.warmup, client)
+        results[client][c][kind].append(res)
+        err = res["errors"]
+        note = f"  {err} errors, first: {res['first_error']}" if err else ""
+        log(
+            f"round {r}/{rounds}  {client:<7} c={c:<3} {kind:<8} {res['rps']:8.0f} req/s  "
+            f"p50 {res['p50_ms']:.3f} ms  p99 {res['p99_ms']:.3f} ms{note}"
+        )
     return results
 
 
@@ -253,7 +240,7 @@ def table(
     client: str, runs_by_c: dict[int, dict[str, list[dict[str, Any]]]], rounds: int, seconds: float
 ) -> str:
     def med(runs: list[dict[str, Any]], key: str) -> float:
-        return statistics.median(run[key] for run in runs)
+        return float(statistics.median(run[key] for run in runs))
 
     def ratio(a: float, b: float) -> str:
         return f"{a / b:.2f}x" if b else "n/a"
@@ -363,49 +350,10 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tmp)
         procs = Processes(workdir)
         try:
-            port_file = workdir / "upstream.port"
-            upstream = procs.start(
-                "upstream",
-                [
-                    sys.executable,
-                    str(HERE / "upstream.py"),
-                    "--host",
-                    HOST,
-                    "--port-file",
-                    str(port_file),
-                ],
-                cwd=workdir,
-            )
-            try:
-                up_port = wait_for_port_file(port_file, upstream, timeout=15)
-            except RuntimeError as e:
-                raise RuntimeError(f"{e}\n{procs.log_tail(upstream)}") from None
+            upstream, up_port = start_server(procs, "upstream", [])
             base_url = f"http://{HOST}:{up_port}/v1"
             upstream_url = f"{base_url}/chat/completions"
-
-            pt_port_file = workdir / "passthrough.port"
-            passthrough = procs.start(
-                "passthrough",
-                [
-                    sys.executable,
-                    str(HERE / "passthrough.py"),
-                    "--host",
-                    HOST,
-                    "--upstream",
-                    upstream_url,
-                    "--port-file",
-                    str(pt_port_file),
-                ],
-                cwd=workdir,
-            )
-            try:
-                pt_port = wait_for_port_file(pt_port_file, passthrough, 15, "the pass-through")
-                wait_for_health(
-                    f"http://{HOST}:{pt_port}/health", passthrough, 15, "the pass-through"
-                )
-                smoke_test(f"http://{HOST}:{pt_port}{CHAT_PATH}")
-            except RuntimeError as e:
-                raise RuntimeError(f"{e}\n{procs.log_tail(passthrough)}") from None
+            passthrough, pt_port = start_server(procs, "passthrough", ["--upstream", upstream_url])
 
             config = workdir / "nerve.yaml"
             config.write_text(CONFIG_TEMPLATE.format(base_url=base_url))
@@ -425,22 +373,17 @@ def main(argv: list[str] | None = None) -> int:
                 "baseline": f"http://{HOST}:{pt_port}{CHAT_PATH}",
                 "nerve": f"http://{HOST}:{port}{CHAT_PATH}",
             }
-            results = bench(
-                targets,
-                args.clients,
-                args.concurrency,
-                args.rounds,
-                args.seconds,
-                args.warmup,
-            )
+            results = bench(targets, args)
             print(
                 "\n\n".join(table(c, results[c], args.rounds, args.seconds) for c in args.clients)
             )
-            for name, proc in (("upstream", upstream), ("pass-through", passthrough)):
+            for name, proc in (
+                ("upstream", upstream),
+                ("pass-through", passthrough),
+                ("gateway", gateway),
+            ):
                 if proc.poll() is not None:
                     raise RuntimeError(f"the {name} died during the run:\n{procs.log_tail(proc)}")
-            if gateway.poll() is not None:
-                raise RuntimeError(f"the gateway died during the run:\n{procs.log_tail(gateway)}")
             return 0
         except KeyboardInterrupt:
             log("interrupted; stopping the upstream, the pass-through and the gateway")

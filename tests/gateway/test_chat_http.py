@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import openai
@@ -209,3 +210,29 @@ def test_a_route_or_provider_model_can_be_named_explicitly(serve, upstream):
     assert r.status_code == 404
     assert r.json()["error"]["code"] == "model_not_found"
     assert "code, default" in r.json()["error"]["message"]
+
+
+def wait_until(condition, timeout=5.0):
+    """Poll a condition until it holds (bounded): for effects that have no event to wait on."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+
+
+def test_a_client_that_hangs_up_midstream_frees_its_slot_and_the_upstream(serve, upstream):
+    """GW-9: the stream stops when the client leaves; its concurrency slot is released."""
+    server = serve(make_config({"primary": upstream}, limits={"rate": {"max_concurrent": 1}}))
+    upstream.script(Reply(chunks=["a", "b"], gate_after=1))
+    body = {"model": "auto", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with httpx.stream("POST", f"{server.url}/v1/chat/completions", json=body, timeout=10) as r:
+        lines = r.iter_lines()
+        next(lines)
+    # the client is gone while the upstream still holds its stream open
+    limiter = server.app.gateway.limiter
+    wait_until(lambda: limiter.snapshot()["in_flight"] == 0)
+    stats = httpx.get(f"{server.url}/stats").json()
+    assert stats["errors"] == 0, "a client hanging up is not the provider's error"
+    assert stats["rejections"] == {"client_disconnected": 1}
+    upstream.release()
+    assert httpx.post(f"{server.url}/v1/chat/completions",
+                      json={**body, "stream": False}).status_code == 200

@@ -117,9 +117,12 @@ class Gateway:
 
     async def finish_stream(self, stream: Stream, served: Served, error: Exception | None) -> None:
         await stream.close()
-        key = str(served.target)
+        if isinstance(error, ConnectionAbortedError):
+            # The client left: not the provider's fault, and the usage never arrived.
+            self.stats.record_rejection("client_disconnected")
+            return
         if isinstance(error, UpstreamError):
-            await self.breakers.record_failure(key)
+            await self.breakers.record_failure(str(served.target))
         usage = stream.usage[-1] if stream.usage else None
         self._record(served, ok=error is None, usage=usage, error=error)
 
