@@ -291,12 +291,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         epilog=__doc__.split("\n\n", 2)[2] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--rounds", type=int, default=5, help="direct/baseline/nerve triples per concurrency"
-    )
-    parser.add_argument(
-        "--seconds", type=float, default=2.0, help="measured seconds per run (default: 2)"
-    )
+    parser.add_argument("--rounds", type=int, default=5, help="rounds (default: 5)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="measured s per run (2)")
     parser.add_argument("--warmup", type=float, default=0.5, help="unmeasured seconds per run")
     parser.add_argument(
         "--concurrency",

@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import orjson
+
 from nerve.config import Config, RouteConfig, Target
 from nerve.errors import AllCandidatesFailed, NotFound, UpstreamError, UpstreamStatus
 from nerve.gateway.providers import Completion, Provider, Stream
@@ -106,6 +108,19 @@ class Gateway:
         completion, served = await self._walk(plan, lambda p, m: p.complete(body, m))
         self._record(served, ok=True, usage=completion.usage)
         return completion, served
+
+    async def ask(
+        self, messages: list[dict[str, Any]], *, model: str = "auto", **extra: Any
+    ) -> str:
+        """The answer's text for in-process callers (intent LLM, assistant): no HTTP to itself."""
+        completion, _ = await self.complete({"model": model, "messages": messages, **extra})
+        try:
+            content = orjson.loads(completion.body)["choices"][0]["message"]["content"]
+        except (orjson.JSONDecodeError, LookupError, TypeError):
+            raise UpstreamError(
+                "the answer has no message content", code="upstream_bad_json"
+            ) from None
+        return content if isinstance(content, str) else ""
 
     async def stream(self, body: dict[str, Any], plan: Plan | None = None) -> tuple[Stream, Served]:
         """Open a stream on the first candidate that sends its first frame.
