@@ -13,7 +13,7 @@ direct (-> upstream), baseline (-> pass-through -> upstream) and nerve (-> nerve
 It prints one markdown table of medians per load generator.
 
 Why two load generators: the ratio to direct depends on how fast the client itself is. The raw
-asyncio+httptools generator drives the upstream ~2.5x harder than an aiohttp client, so direct
+asyncio+httptools generator drives the upstream ~2x harder than an aiohttp client, so direct
 RPS is higher and every proxy's ratio looks lower. The speed references in NOTES.md (bare
 pass-through 0.46x direct) were measured with an aiohttp-style client: compare nerve with the
 baseline measured by the same generator, in the same round, not with a number from elsewhere.

@@ -7,7 +7,7 @@ Runs CONCURRENCY closed loops (send, wait for the whole response, send again) of
 prebuilt ~1 KB chat request over keep-alive connections, for SECONDS after WARMUP, on uvloop.
 --client raw (default) writes the prebuilt request bytes straight to an asyncio transport and
 parses responses with httptools (Content-Length or chunked); measured here, that drives a fast
-upstream ~3x harder than an aiohttp client does. --client aiohttp uses one aiohttp.ClientSession
+upstream ~2x harder than an aiohttp client does. --client aiohttp uses one aiohttp.ClientSession
 (TCPConnector(limit=CONCURRENCY)), the kind of client the speed references in NOTES.md were
 measured with; its own per-request cost caps the direct rate, which makes every proxy's ratio to
 direct look better. Prints one JSON object: client, rps, p50_ms, p99_ms, ok, errors, first_error.

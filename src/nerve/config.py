@@ -130,7 +130,17 @@ class ProbesConfig(_Strict):
 
 class SafetyConfig(_Strict):
     strict: bool = False
-    llm_judge: str | None = None
+    llm_judge: str | None = None  # a route or provider/model that judges what layers 1-2 allowed
+
+
+class IntentConfig(_Strict):
+    llm_route: str | None = None  # LLM-first intent extraction through this route; None: rules
+    timeout_seconds: float = Field(10, gt=0)
+    min_confidence: float = Field(0.5, ge=0, le=1)
+
+
+class PipelineConfig(_Strict):
+    answer_model: str | None = "auto"  # explain/summarize/report/query answered by this model
 
 
 class AgentsConfig(_Strict):
@@ -184,6 +194,8 @@ class Config(_Strict):
     limits: LimitsConfig = LimitsConfig()
     probes: ProbesConfig = ProbesConfig()
     safety: SafetyConfig = SafetyConfig()
+    intent: IntentConfig = IntentConfig()
+    pipeline: PipelineConfig = PipelineConfig()
     agents: AgentsConfig = AgentsConfig()
     assistant: AssistantConfig = AssistantConfig()
     memory: MemoryConfig = MemoryConfig()

@@ -234,5 +234,7 @@ def test_a_client_that_hangs_up_midstream_frees_its_slot_and_the_upstream(serve,
     assert stats["errors"] == 0, "a client hanging up is not the provider's error"
     assert stats["rejections"] == {"client_disconnected": 1}
     upstream.release()
-    assert httpx.post(f"{server.url}/v1/chat/completions",
-                      json={**body, "stream": False}).status_code == 200
+    assert (
+        httpx.post(f"{server.url}/v1/chat/completions", json={**body, "stream": False}).status_code
+        == 200
+    )

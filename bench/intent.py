@@ -1,0 +1,188 @@
+"""Intent rules on Hinglish-TOP (SPEC IN-2). Run: python bench/intent.py [--data DIR]
+
+Reads hinglish_top_validation.tsv (romanized Hindi-English queries and their English originals,
+each with a TOP parse) from --data, by default ../shared/data/language next to the repo; the data
+is never copied into the repo. TOP intents are mapped onto nerve's where they correspond, the rest
+are excluded from accuracy (and their count printed). Prints accuracy per column and per class,
+the most frequent confusions, then µs per `classify_rules` call on raw text (p50/p99, median of
+several runs).
+
+The rules read the raw text and, when `nerve.language` is importable, also each query passed
+through `detect`: its `.normalized_text` with its `.languages`. The output says which it did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gc
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from nerve.intent import classify_rules
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "language"
+FILE = "hinglish_top_validation.tsv"
+MAPPING_RULES = [
+    ("IN:SEND_MESSAGE", "send_message"),
+    ("IN:GET_*", "query_data"),
+    ("IN:DELETE_*", "delete_data"),
+]
+TARGET = 0.85
+
+Prepare = Callable[[str], tuple[str, Sequence[str]]]
+
+
+def map_top(top: str) -> str | None:
+    """nerve's intent for a TOP intent, or None when none corresponds."""
+    for pattern, ours in MAPPING_RULES:
+        if top == pattern or (pattern.endswith("*") and top.startswith(pattern[:-1])):
+            return ours
+    return None
+
+
+def top_intent(parse: str) -> str:
+    return parse.split()[0].lstrip("[")
+
+
+def raw(text: str) -> tuple[str, Sequence[str]]:
+    return text, ()
+
+
+def normalizer() -> tuple[Prepare | None, str]:
+    """nerve.language's reading of a text when the package is there and works, and why not."""
+    try:
+        from nerve.language import detect
+
+        detect("Priya ko message bhejo")  # fail here, once, rather than mid-run
+    except Exception as exc:  # a package being written in parallel may be broken: say so
+        return None, f"{type(exc).__name__}: {exc}"
+
+    def prepare(text: str) -> tuple[str, Sequence[str]]:
+        result = detect(text)
+        return result.normalized_text, tuple(result.languages)
+
+    return prepare, ""
+
+
+def load(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def evaluate(
+    rows: list[dict[str, str]], column: str, prepare: Prepare
+) -> tuple[Counter[str], Counter[str], Counter[tuple[str, str]]]:
+    """(hits per class, rows per class, confusions) of the rules on one column."""
+    parse_col = "cs_parse" if column == "cs_query" else "en_parse"
+    hits: Counter[str] = Counter()
+    totals: Counter[str] = Counter()
+    confusions: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        gold = map_top(top_intent(row[parse_col]))
+        if gold is None:
+            continue
+        text, languages = prepare(row[column])
+        got = classify_rules(text, languages=languages).intent
+        totals[gold] += 1
+        if got == gold:
+            hits[gold] += 1
+        else:
+            confusions[(gold, got)] += 1
+    return hits, totals, confusions
+
+
+def accuracy_table(rows: list[dict[str, str]], readings: list[tuple[str, Prepare]]) -> None:
+    classes = [ours for _, ours in MAPPING_RULES]
+    print(
+        f"\n{'column':<9} {'rules read':<11} {'accuracy':>15}  "
+        + "  ".join(f"{c:>13}" for c in classes)
+    )
+    worst: Counter[tuple[str, str]] = Counter()
+    for column in ("cs_query", "en_query"):
+        for name, prepare in readings:
+            hits, totals, confusions = evaluate(rows, column, prepare)
+            hit, total = sum(hits.values()), sum(totals.values())
+            mark = "" if hit / total >= TARGET else "  BELOW TARGET"
+            per_class = "  ".join(f"{hits[c] / totals[c]:>13.1%}" for c in classes)
+            print(f"{column:<9} {name:<11} {hit:>4}/{total} {hit / total:>6.1%}  {per_class}{mark}")
+            if name == readings[-1][0]:
+                worst.update(confusions)
+    print(
+        f"target: {TARGET:.0%} per column. Most frequent confusions (gold -> rules), both columns:"
+    )
+    for (gold, got), n in worst.most_common(6):
+        print(f"  {gold} -> {got}: {n}")
+
+
+def excluded_readings(rows: list[dict[str, str]], prepare: Prepare) -> None:
+    """What the rules make of rows with no counterpart (alarms, music...): not scored."""
+    seen: Counter[str] = Counter()
+    for row in rows:
+        if map_top(top_intent(row["cs_parse"])) is None:
+            text, languages = prepare(row["cs_query"])
+            seen[classify_rules(text, languages=languages).intent] += 1
+    shown = ", ".join(f"{k} {v}" for k, v in seen.most_common())
+    print(f"\nexcluded cs_query rows, read as (informational, not scored): {shown}")
+
+
+def timing(texts: list[str], runs: int = 5) -> None:
+    p50s, p99s = [], []
+    for _ in range(runs):
+        gc.collect()
+        samples = []
+        for text in texts:
+            t0 = time.perf_counter_ns()
+            classify_rules(text)
+            samples.append((time.perf_counter_ns() - t0) / 1000)
+        samples.sort()
+        p50s.append(samples[len(samples) // 2])
+        p99s.append(samples[int(len(samples) * 0.99)])
+    print(
+        f"\nclassify_rules over {len(texts)} queries x {runs} runs: "
+        f"p50 {statistics.median(p50s):.1f} µs, p99 {statistics.median(p99s):.1f} µs"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="dir holding " + FILE)
+    args = parser.parse_args(argv)
+    path = args.data / FILE if args.data.is_dir() else args.data
+    if not path.exists():
+        print(f"no data at {path}: pass --data DIR", file=sys.stderr)
+        return 2
+    rows = load(path)
+    readings: list[tuple[str, Prepare]] = [("raw", raw)]
+    normalize, why_not = normalizer()
+    if normalize:
+        readings.append(("normalized", normalize))
+        how = "raw text, and nerve.language.detect(...).normalized_text with .languages"
+    else:
+        how = f"raw text only (nerve.language is not usable: {why_not})"
+    print(f"data: {path} ({len(rows)} rows)\nrules read: {how}")
+    print("mapping TOP -> nerve:")
+    for pattern, ours in MAPPING_RULES:
+        tops = Counter(t for r in rows if map_top(t := top_intent(r["en_parse"])) == ours)
+        n = sum(tops.values())
+        print(f"  {pattern:<16} -> {ours:<13} {n:>4} rows ({len(tops)} TOP intents)")
+    excluded = [r for r in rows if map_top(top_intent(r["en_parse"])) is None]
+    kinds = len({top_intent(r["en_parse"]) for r in excluded})
+    print(
+        f"  everything else  -> excluded      {len(excluded):>4} rows ({kinds} TOP intents:"
+        " creating alarms, reminders, timers, playing music... have no nerve counterpart;"
+        " REMOVE_FROM_PLAYLIST_MUSIC is mostly 'skip/don't play', not a deletion)"
+    )
+    accuracy_table(rows, readings)
+    excluded_readings(rows, readings[-1][1])
+    timing([r["cs_query"] for r in rows] + [r["en_query"] for r in rows])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,17 @@
+"""The `nerve` command: the only place that reads config and wires objects together.
+
+Each subcommand lives in its own module and registers itself on the group in `base`.
+"""
+
+from nerve.cli import config_cmd, serve, understand  # noqa: F401  (registers the commands)
+from nerve.cli.base import cli
+
+__all__ = ["cli", "main"]
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

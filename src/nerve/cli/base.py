@@ -1,0 +1,38 @@
+"""The `nerve` command group and what every subcommand shares.
+
+Exit codes: 0 ok, 1 refused or failed (bad config, refused start, blocked item), 2 usage.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import click
+
+from nerve import __version__
+from nerve.config import Config, load_config
+from nerve.errors import ConfigError
+
+__all__ = ["cli", "fail", "load"]
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"nerve: {message}", err=True)
+    sys.exit(1)
+
+
+def load(path: str | None) -> Config:
+    try:
+        return load_config(path)
+    except ConfigError as e:
+        fail(f"invalid config: {e.message}")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="nerve")
+def cli() -> None:
+    """nerve: a self-hosted intelligence layer for AI agents.
+
+    Config: --config FILE, else $NERVE_CONFIG, else ./nerve.yaml, else built-in defaults.
+    """

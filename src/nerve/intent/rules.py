@@ -1,0 +1,251 @@
+"""Deterministic intent rules (IN-2): cue words score intents, the strongest cue wins.
+
+Each cue adds a candidate (intent, weight, span): an imperative verb is strong, a question or a
+topic noun is weak, a named destructive action is strongest. The highest weight wins; a tie goes
+to the earlier cue. Confidence is the winning weight, lowered when a rival came close. Parameters
+are then read around the winning cue (params.py). Only the first MAX_CHARS characters are read: an
+intent is stated up front, and the cost stays bounded on pathological input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nerve.intent import actions, messages, params
+from nerve.intent.cues import CUES, Token, imperative, question_openers, tokenize
+from nerve.intent.lexicon import NOT_NAMES, words
+from nerve.intent.model import Intent
+
+__all__ = ["MAX_CHARS", "classify_rules", "clean"]
+
+MAX_CHARS = 2000
+_I = re.IGNORECASE
+
+# How much a strong cue weighs per intent; ties between intents go to the earlier cue.
+STRONG = {
+    "delete_data": 0.9,
+    "convert_format": 0.9,
+    "summarize": 0.9,
+    "generate_report": 0.9,
+    "explain": 0.9,
+    "send_message": 0.85,
+    "query_data": 0.8,
+}
+NOUN = {"summarize": 0.85, "generate_report": 0.6, "query_data": 0.5}
+WEAK_VERB = 0.5  # an English verb that is not in imperative position
+QUESTION = 0.6
+ACTION = 0.95
+FORMAT_PAIR = 0.85  # "csv to json" needs no verb, "csv and json" is no conversion
+RECIPIENT_BONUS = 0.05
+REPORT_REACH = 40  # characters between a report maker and the report noun
+
+_START = r"(?:^|[.,;:!?]\s*)(?:(?:please|so|and|ok|okay|hey|now|but)\s+)?"
+_NOT_CONCEPT = (
+    r"(?!(?:the|my|our|your|his|her|their|its|this|that|these|those|it|there|today|tomorrow|"
+    r"tonight|now|next|left|up|going|happening|new|on|in|at|for|due|open|playing|we|you|i|"
+    r"they|he|she|current|latest|last|first|best|good|wrong)\b)"
+)
+_HOW_TO = r"how\s+(?:to|do\s+(?:i|we|you)|can\s+(?:i|we)|should\s+(?:i|we))\b"
+# Phrasings rather than words: (intent, weight, pattern), tried only when a trigger word is present.
+_PATTERNS: list[tuple[str, float, re.Pattern[str]]] = [
+    (intent, weight, re.compile(rx, _I))
+    for intent, weight, rx in (
+        (
+            "explain",
+            0.7,
+            _START
+            + r"(?:what\s+(?:is|are)|what's|whats)\s+(?:an?\s+)?"
+            + _NOT_CONCEPT
+            + r"(?P<t>[^?.!,]{1,60})",
+        ),
+        ("explain", 0.85, r"\bwhat\s+(?:does|do)\s(?P<t>.{1,60}?)\smean\b"),
+        (
+            "explain",
+            0.85,
+            r"\b(?:meaning|definition)\s+of\s+(?:an?\s+|the\s+)?(?P<t>[^?.!,]{1,60})",
+        ),
+        ("explain", 0.8, r"\bdifference\s+between\s+(?:the\s+)?(?P<t>[^?.!,]{1,60})"),
+        ("explain", 0.8, r"\bwhy\s+(?:is|are|does|do|did)\b"),
+        ("explain", 0.85, r"\bhow\s+(?:does|do|did)\s+(?:an?\s+|the\s+)?(?P<t>.{1,60}?)\swork\b"),
+        ("explain", 0.85, r"\bdefine\s+(?:an?\s+|the\s+)?(?P<t>[^?.!,]{1,60})"),
+        ("explain", 0.7, _START + r"why\b"),
+        ("explain", 0.75, _START + _HOW_TO),
+        ("explain", 0.7, r"^\s*(?P<t>[\w-]+)\s+kya\s+(?:hai|he|h|hota\s+hai)\s*\??\s*$"),
+        ("query_data", 0.8, r"\b" + _HOW_TO + r"\s*(?:get|go|reach|arrive|drive|walk|travel)\b"),
+        ("query_data", 0.65, r"\bhow\s+(?:many|much|long|far|often)\b"),
+        ("query_data", 0.75, r"\b(?:what\s+(?:is|are)|what's|whats|how's|hows)\s.{1,40}\blike\b"),
+    )
+]
+_PATTERN_TRIGGERS = frozenset(
+    words(
+        "what, what's, whats, why, how, how's, hows, define, meaning, definition",
+        "difference, kya",
+    )
+)
+_CONTROL = dict.fromkeys([*range(32), 127], " ")
+
+
+def clean(text: str) -> str:
+    """Control characters become spaces, runs of whitespace one space; at most MAX_CHARS."""
+    return " ".join(text[: MAX_CHARS * 2].translate(_CONTROL).split())[:MAX_CHARS]
+
+
+@dataclass(slots=True)
+class _Cue:
+    weight: float
+    start: int
+    end: int
+    target: str | None = None  # when a phrasing pattern names it: "what does *idempotent* mean"
+
+
+class _Scores:
+    def __init__(self) -> None:
+        self.best: dict[str, _Cue] = {}
+
+    def add(
+        self, intent: str, weight: float, start: int, end: int, target: str | None = None
+    ) -> None:
+        cue = self.best.get(intent)
+        if cue is None or weight > cue.weight or (weight == cue.weight and start < cue.start):
+            self.best[intent] = _Cue(weight, start, end, target)
+
+    def ranked(self) -> list[tuple[str, _Cue]]:
+        return sorted(self.best.items(), key=lambda kv: (-kv[1].weight, kv[1].start))
+
+
+def _relay(
+    scores: _Scores,
+    text: str,
+    tokens: list[Token],
+    i: int,
+    openers: frozenset[str],
+    languages: Sequence[str],
+) -> None:
+    """A relay verb ("tell", "ask", "bolo") is a message when someone else is addressed and a
+    question when the speaker is ("tell me the forecast", "mujhe batao")."""
+    start, end, word = tokens[i].start, tokens[i].end, tokens[i].word
+    english = word in ("tell", "ask", "let")
+    if english and not imperative(tokens, i, i, text, openers):
+        return
+    addressee = tokens[i + 1].word if i + 1 < len(tokens) else ""
+    if addressee in messages.SELF:
+        scores.add("query_data", QUESTION, start, end)
+    elif addressee in messages.PRONOUNS or messages.recipient(text, start, end, languages):
+        scores.add("send_message", STRONG["send_message"], start, end)
+    elif word != "let":
+        scores.add("query_data", QUESTION, start, end)
+
+
+def _score(text: str, languages: Sequence[str]) -> tuple[_Scores, tuple[str, int] | None]:
+    scores = _Scores()
+    tokens = tokenize(text)
+    if not tokens:  # punctuation only
+        return scores, None
+    seen = {t.word for t in tokens}
+    openers = question_openers(languages)
+    act = actions.action(text, seen)
+    if act:
+        scores.add("delete_data", ACTION, act[1], act[1])
+    found = params.formats(text, seen)
+    if found.source and found.target and found.directed:
+        scores.add("convert_format", FORMAT_PAIR, 0, 0)
+    reports = [t.start for t in tokens if t.word in ("report", "reports")]
+    summaries = [t.start for t in tokens if t.word in ("summary", "summaries")]
+    for hit in CUES.hits(tokens):
+        start, end = tokens[hit.first].start, tokens[hit.last].end
+        if hit.kind == "verb":
+            strong = imperative(tokens, hit.first, hit.last, text, openers)
+            weight = STRONG[hit.intent] if strong else WEAK_VERB
+            if hit.intent == "convert_format" and not found.mentions:
+                # without a format, "change"/"save"/"turn" are not conversions
+                weight = min(weight, 0.6) if hit.word in ("convert", "transform") else 0.0
+            if weight:
+                scores.add(hit.intent, weight, start, end)
+        elif hit.kind == "indic" and (hit.intent != "convert_format" or found.mentions):
+            scores.add(hit.intent, STRONG[hit.intent], start, end)
+        elif hit.kind == "noun":
+            scores.add(hit.intent, NOUN[hit.intent], start, end)
+        elif hit.kind == "maker" and reports:
+            # a maker makes the nearest thing: "report banao", but "report summary maadi"
+            near = min(abs(r - start) for r in reports)
+            if near < REPORT_REACH and all(abs(s - start) > near for s in summaries):
+                scores.add("generate_report", STRONG["generate_report"], start, end)
+        elif hit.kind == "relay":
+            _relay(scores, text, tokens, hit.first, openers, languages)
+        elif hit.kind == "question" or (
+            hit.kind.startswith("question:") and hit.kind.partition(":")[2] in languages
+        ):
+            scores.add("query_data", QUESTION, start, end)
+    if seen & _PATTERN_TRIGGERS:
+        for intent, weight, rx in _PATTERNS:
+            m = rx.search(text)
+            if m:
+                named = m.groupdict().get("t")
+                scores.add(intent, weight, m.start(), m.end(), named and params.trim(named))
+    opener = next((t for t in tokens if t.opens and t.word in openers), None)
+    if opener:
+        scores.add("query_data", QUESTION, opener.start, opener.end)
+    elif text.endswith("?"):
+        scores.add("query_data", QUESTION, len(text), len(text))
+    send = scores.best.get("send_message")
+    if send and messages.recipient(text, send.start, send.end, languages):
+        send.weight += RECIPIENT_BONUS
+    return scores, act
+
+
+def _parameters(
+    intent: str, text: str, cue: _Cue, act: tuple[str, int] | None, languages: Sequence[str]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if intent == "convert_format":
+        fmts = params.formats(text)
+        for key, value in (("input_format", fmts.source), ("output_format", fmts.target)):
+            if value:
+                out[key] = value
+    elif intent == "send_message":
+        for key, value in (
+            ("recipient", messages.recipient(text, cue.start, cue.end, languages)),
+            ("channel", messages.channel(text)),
+            ("content", messages.content(text, cue.start, cue.end)),
+        ):
+            if value and (key != "recipient" or value.lower() not in NOT_NAMES):
+                out[key] = value
+    elif intent == "generate_report":
+        out.update(params.report_hints(text))
+    elif cue.end > cue.start and intent in ("delete_data", "query_data", "summarize", "explain"):
+        found = cue.target or params.target(text, cue.start, cue.end)
+        if found:
+            out["target"] = found
+    if act:
+        out["action"] = act[0]
+        if "target" not in out and intent == "delete_data":
+            found = params.target(text, act[1], act[1] + len(text[act[1] :].split()[0]))
+            if found:
+                out["target"] = found
+    return out
+
+
+def classify_rules(text: str, *, languages: Sequence[str] = ()) -> Intent:
+    """The rules' reading of `text`; never raises, `unknown` with confidence 0 when nothing fits.
+
+    `languages` (from nerve.language) switches on cue words that are ambiguous across languages.
+    """
+    try:
+        cleaned = clean(text) if isinstance(text, str) else ""
+        if not cleaned:
+            return Intent("unknown", {}, 0.0, "rules")
+        scores, act = _score(cleaned, tuple(languages))
+        ranked = scores.ranked()
+        if not ranked:
+            return Intent("unknown", {}, 0.0, "rules")
+        intent, cue = ranked[0]
+        confidence = cue.weight
+        if len(ranked) > 1 and ranked[1][1].weight >= cue.weight - 0.05:
+            confidence -= 0.1  # a close rival: say so
+        parameters = _parameters(intent, cleaned, cue, act, tuple(languages))
+        return Intent(intent, parameters, round(min(confidence, 1.0), 2), "rules")
+    except Exception:  # a rule bug must never take the caller down (IN-2)
+        return Intent("unknown", {}, 0.0, "rules")

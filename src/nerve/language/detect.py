@@ -1,0 +1,197 @@
+"""Which languages a text is written in, and whether it mixes them (SPEC LG-1, LG-2).
+
+Each word votes (see `votes.py`); the sentence then decides. Its Indic language is the one its
+listed words, shared words and n-gram scores lean to; unlisted words count for English or for
+that language. Shared words are settled by the sentence and their neighbours. A language is
+reported when it has a real share: a listed word, or one unlisted word beyond doubt, or several
+n-gram votes; a second romanized Indic language needs two words of its own, since related
+languages lend each other words. Order is by share, except that an Indic language goes first
+when its words outnumber English function words: English nouns and verbs borrowed into a Tamil
+or Hindi sentence do not make it an English sentence.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from nerve.language.normalize import normalize
+from nerve.language.tokens import INDIC, scrub
+from nerve.language.votes import Vote, votes_of
+
+_WEAK = 0.5  # an n-gram vote weighs half a listed word
+_SHARED_SUPPORT = 0.8  # how much a settled shared word backs the confidence
+_SURE = 0.95  # an unlisted word this sure counts even alone
+
+Scores = defaultdict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageResult:
+    """What `detect` found (the LG-2 record)."""
+
+    languages: list[str]  # ordered by share; Indic first when it dominates
+    confidence: float  # 0..1: share of the words whose evidence backs `languages`
+    is_code_switched: bool  # more than one language with a real share
+    original_text: str
+    normalized_text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "languages": list(self.languages),
+            "confidence": self.confidence,
+            "is_code_switched": self.is_code_switched,
+            "original_text": self.original_text,
+            "normalized_text": self.normalized_text,
+        }
+
+
+def detect(text: str) -> LanguageResult:
+    """Detect the languages of `text` (LG-1, LG-2). Never raises.
+
+    Text with no letters of a supported language (empty, digits, punctuation, other scripts)
+    gives `languages=[]` and confidence 0.0: nothing was detected, and callers pick their own
+    default. Only the first 2,000 words are examined; the whole text is normalized. Lone
+    surrogates are replaced by U+FFFD in both texts of the result, so it always encodes.
+    """
+    if not isinstance(text, str):  # a caller beyond the type checker's reach
+        text = text.decode("utf-8", "replace") if isinstance(text, bytes) else ""
+    clean = scrub(text)
+    languages, confidence = decide(votes_of(clean))
+    return LanguageResult(
+        languages=languages,
+        confidence=confidence,
+        is_code_switched=len(languages) > 1,
+        original_text=clean,
+        normalized_text=normalize(clean, languages) if languages else clean,
+    )
+
+
+def decide(votes: list[Vote]) -> tuple[list[str], float]:
+    """The languages the votes support, primary first, and the confidence in them."""
+    unlisted = [v for v in votes if v.posterior is not None]
+    lean = _indic_lean(votes, unlisted)
+    dominant = max(INDIC, key=lambda g: lean[g]) if sum(lean.values()) > 0 else ""
+    for vote in unlisted:
+        vote.lang = "en" if vote.p_en >= 0.5 else dominant
+    _settle_shared(votes, dominant, lean)
+
+    weight: Scores = defaultdict(float)
+    for vote in votes:
+        if vote.lang:
+            weight[vote.lang] += _WEAK if vote.kind == "unlisted" else 1.0
+    total = sum(weight.values())
+    if total <= 0:
+        return [], 0.0
+    order = sorted(weight, key=lambda g: (-round(weight[g], 6), g == "en", -lean[g], g))
+    top_indic = next((g for g in order if g != "en"), "")
+    count = Counter(v.lang for v in votes if v.kind in ("native", "listed"))
+    native = Counter(v.lang for v in votes if v.kind == "native")
+    words = Counter(v.lang for v in votes if v.kind in ("native", "listed", "shared"))
+    guessed = Counter(v.lang for v in unlisted)
+    sure = Counter(v.lang for v in unlisted if _sure(v))
+    languages = [order[0]]
+    for lang in order[1:]:
+        share = weight[lang] / total
+        if native[lang]:
+            real = True
+        elif lang == "en":  # a loanword: one listed or one clearly English word suffices
+            real = words[lang] >= 1 or sure[lang] >= 1 or guessed[lang] >= 2
+        elif lang != top_indic:  # a second romanized Indic language
+            real = count[lang] >= 2 and share >= 0.25
+        else:  # Indic words in an English sentence, and not merely lowercase names
+            real = words[lang] >= 1 or sure[lang] >= 1 or (guessed[lang] >= 2 and share >= 0.25)
+        if real:
+            languages.append(lang)
+    _put_matrix_first(languages, votes)
+    return languages, _confidence(languages, votes)
+
+
+def _indic_lean(votes: list[Vote], unlisted: list[Vote]) -> Scores:
+    """How much the sentence leans to each Indic language: listed words, then shared words
+    and the n-gram scores of words that do not look English."""
+    lean: Scores = defaultdict(float)
+    for vote in votes:
+        if vote.kind in ("native", "listed") and vote.lang != "en":
+            lean[vote.lang] += 1.0
+        elif vote.kind == "shared" and "en" not in vote.cands:  # `me` may well be English
+            for lang in vote.cands:
+                lean[lang] += 0.5 / len(vote.cands)
+    for vote in unlisted:
+        if vote.posterior is not None and vote.p_en < 0.5:
+            for lang in INDIC:
+                lean[lang] += 0.5 * vote.posterior[lang] / (1.0 - vote.p_en)
+    return lean
+
+
+def _sure(vote: Vote) -> bool:
+    """Is an unlisted word beyond doubt: clearly English, or clearly Indic with a typical
+    ending of its language (a lowercase name like `jane` has none)?"""
+    if vote.lang == "en":
+        return vote.p_en >= _SURE
+    return vote.p_en <= 1.0 - _SURE and vote.ending == vote.lang
+
+
+def _settle_shared(votes: list[Vote], dominant: str, lean: Scores) -> None:
+    """Settle each shared word (`me`: English or Hindi; `illa`: Tamil, Kannada or Malayalam).
+
+    English content words fit an Indic sentence as well as an English one, so they count half
+    of English function words; Indic words, even shared among Indic languages, count fully. The
+    word's neighbours count too, and a name on its left hints at an Indic postposition
+    (`Tampa me`), since English puts its prepositions before names."""
+    evidence: Scores = defaultdict(float)
+    for vote in votes:
+        if vote.kind in ("native", "listed"):
+            evidence[vote.lang] += 1.0 if vote.lang != "en" or vote.function else 0.5
+        elif vote.kind == "unlisted":
+            evidence[vote.lang] += 0.25 if vote.lang == "en" else _WEAK
+        elif vote.kind == "shared" and "en" not in vote.cands and dominant:
+            evidence[dominant] += 1.0
+    for i, vote in enumerate(votes):
+        if vote.kind != "shared":
+            continue
+        near: Scores = defaultdict(float)
+        for j in (i - 1, i + 1):
+            other = votes[j] if 0 <= j < len(votes) else None
+            if other is None:
+                continue
+            if other.kind == "name" and j == i - 1 and dominant:
+                near[dominant] += 1.0
+            elif other.kind != "shared" and other.lang:
+                near[other.lang] += 1.0
+        vote.lang = max(
+            sorted(vote.cands),
+            key=lambda c: (evidence[c] + near[c], c == dominant, c == "en", lean[c]),
+        )
+
+
+def _put_matrix_first(languages: list[str], votes: list[Vote]) -> None:
+    """English nouns and verbs borrowed into an Indic sentence do not make it English: the Indic
+    language goes first when its words outnumber English function words."""
+    if len(languages) < 2 or languages[0] != "en":
+        return
+    indic = languages[1]
+    own = sum(1 for v in votes if v.lang == indic and (v.kind != "unlisted" or _sure(v)))
+    english_grammar = sum(1 for v in votes if v.lang == "en" and v.function)
+    if own > english_grammar:
+        languages[0], languages[1] = indic, "en"
+
+
+def _confidence(languages: list[str], votes: list[Vote]) -> float:
+    """Share of the words whose evidence backs `languages`, discounted for very short texts."""
+    backed = 0.0
+    counted = 0
+    for vote in votes:
+        if not vote.lang:
+            continue
+        counted += 1
+        if vote.lang not in languages:
+            continue
+        if vote.posterior is not None:
+            backed += vote.p_en if vote.lang == "en" else 1.0 - vote.p_en
+        else:
+            backed += _SHARED_SUPPORT if vote.kind == "shared" else 1.0
+    if not counted:
+        return 0.0
+    return round(min(1.0, backed / counted) * (1.0 - 0.3**counted), 3)

@@ -1,0 +1,108 @@
+"""From text to votes: what each word says about its language (SPEC LG-1).
+
+A native-script word votes for its script's language. A romanized word a lexicon lists votes for
+the languages that list it: `listed` when one does, `shared` when several do (`me` is English and
+Hindi, `illa` Tamil, Kannada and Malayalam) and the sentence must settle it. Any other word is
+`unlisted` and carries the n-gram model's posterior. A capitalised word inside a sentence that
+English does not list, or a short acronym, is a `name`: it holds its place between neighbours
+but does not vote.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from itertools import islice
+
+from nerve.language.lexicon import load
+from nerve.language.ngram import model
+from nerve.language.tokens import TOKEN, fold, lookup_forms, script_lang
+
+MAX_TOKENS = 2000  # words examined: a long text's language shows in its beginning
+SCAN_CHARS = 64_000
+_SENTENCE_END = re.compile(r"[.!?\n।]")
+
+
+class Vote:
+    """One word's evidence, and the language it is finally counted for (`lang`)."""
+
+    __slots__ = ("cands", "ending", "function", "kind", "lang", "posterior")
+
+    def __init__(self, kind: str, cands: frozenset[str], posterior: dict[str, float] | None = None):
+        self.kind = kind  # "native", "listed", "shared", "unlisted" or "name"
+        self.cands = cands  # the languages that list the word
+        self.posterior = posterior  # n-gram posterior of an unlisted word
+        self.function = False  # an English function word (the, to, my...)
+        self.ending: str | None = None  # whose typical ending an unlisted word has
+        self.lang = next(iter(cands)) if len(cands) == 1 else ""
+
+    @property
+    def p_en(self) -> float:
+        return self.posterior["en"] if self.posterior is not None else 0.5
+
+
+def votes_of(text: str) -> list[Vote]:
+    """The votes of the first MAX_TOKENS words of `text`."""
+    words = list(_words(text[:SCAN_CHARS]))
+    upper = sum(1 for token, _ in words if len(token) > 1 and token.isupper())
+    shouting = upper * 2 > len(words)  # an all-caps text has no telling capitals
+    ngrams = model()
+    english_function = load().by_lang["en"].function
+    votes: list[Vote] = []
+    names: list[str] = []
+    for token, opens in words:
+        script = script_lang(token)
+        if script is None:
+            continue
+        if script != "latin":
+            votes.append(Vote("native", frozenset((script,))))
+            continue
+        key, langs = _lookup(token)
+        name = not shouting and _is_name(token, opens, langs)
+        if langs and not name:
+            vote = Vote("listed" if len(langs) == 1 else "shared", langs)
+            vote.function = key in english_function
+            votes.append(vote)
+            continue
+        word = fold(token)
+        if len(word) < 2 or "'" in word:
+            continue
+        if name:
+            names.append(word)
+            votes.append(Vote("name", frozenset()))
+        else:
+            vote = Vote("unlisted", frozenset(), ngrams.posterior(word))
+            vote.ending = ngrams.ending_lang(word)
+            votes.append(vote)
+    if names and len(names) == len(votes):  # names are all there is: let them speak
+        return [Vote("unlisted", frozenset(), ngrams.posterior(name)) for name in names]
+    return votes
+
+
+def _words(text: str) -> Iterator[tuple[str, bool]]:
+    """Tokens with a flag: does the token open a sentence (so its capital says nothing)?"""
+    end = 0
+    for match in islice(TOKEN.finditer(text), MAX_TOKENS):
+        opens = end == 0 or _SENTENCE_END.search(text, end, match.start()) is not None
+        end = match.end()
+        yield match.group(), opens
+
+
+def _lookup(token: str) -> tuple[str, frozenset[str]]:
+    langs_of = load().langs_of
+    for form in lookup_forms(token):
+        for key in (form, form.split("'", 1)[0]):  # "timer's" -> "timer"
+            found = langs_of.get(key)
+            if found:
+                return key, found
+    return "", frozenset()
+
+
+def _is_name(token: str, opens: bool, listed_in: frozenset[str]) -> bool:
+    """A capitalised word inside a sentence that English does not list (`Jo`, `Bon Jovi`), or a
+    short acronym (`GA`, `NYC`), is a name: it says nothing about the language around it."""
+    if "en" in listed_in:
+        return False
+    if 2 <= len(token) <= 4 and token.isupper():
+        return True
+    return token[0].isupper() and not opens

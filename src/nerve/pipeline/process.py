@@ -1,0 +1,117 @@
+"""The process pipeline (SPEC PR-1): language → intent → safety → execute → memory.
+
+`Pipeline.process` is the one function behind `POST /api/process`, `nerve process` and (later)
+the MCP `process` tool. It never executes a request the safety engine did not allow, never
+raises for bad text (it answers `unknown`), and a failing handler or memory hook becomes data in
+the result, not an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from nerve.errors import RequestError
+from nerve.intent import Intent, IntentClassifier
+from nerve.language import LanguageResult, detect
+from nerve.pipeline.handlers import Handlers, Understood
+from nerve.safety import INTENT_RISK, SafetyEngine, Verdict
+
+__all__ = ["MAX_TEXT_CHARS", "MemoryHook", "Pipeline", "ProcessResult"]
+
+log = logging.getLogger("nerve.pipeline")
+MAX_TEXT_CHARS = 100_000
+MemoryHook = Callable[[Understood, Verdict, dict[str, Any] | None], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessResult:
+    language: LanguageResult
+    intent: Intent
+    safety: Verdict
+    execution: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "language": self.language.to_dict(),
+            "intent": self.intent.to_dict(),
+            "safety": self.safety.to_dict(),
+            "execution": self.execution,
+        }
+
+
+class Pipeline:
+    def __init__(
+        self,
+        *,
+        intents: IntentClassifier,
+        safety: SafetyEngine,
+        handlers: Handlers | None = None,
+        memory: MemoryHook | None = None,
+    ) -> None:
+        self.intents = intents
+        self.safety = safety
+        self.handlers = handlers or Handlers()
+        self.memory = memory
+
+    async def process(
+        self, text: str, user_id: str = "anonymous", *, execute: bool = True
+    ) -> ProcessResult:
+        if not isinstance(text, str):
+            raise RequestError("'text' must be a string", param="text")
+        if len(text) > MAX_TEXT_CHARS:
+            raise RequestError(
+                f"'text' is {len(text)} characters; the limit is {MAX_TEXT_CHARS}", param="text"
+            )
+        language = detect(text)
+        intent = await self.intents.classify(
+            text, normalized_text=language.normalized_text, languages=language.languages
+        )
+        # A recognised dangerous action (drop_database, system_shutdown) is judged by its own risk.
+        action = intent.parameters.get("action")
+        risk_intent = action if isinstance(action, str) and action in INTENT_RISK else intent.intent
+        verdict = await self.safety.check("text", text, intent=risk_intent)
+        understood = Understood(text, user_id, language, intent)
+        execution: dict[str, Any] | None = None
+        if not verdict.allowed:
+            execution = {"status": "blocked", "executed": False, "reason": verdict.reason}
+        elif execute:
+            execution = await self._execute(understood)
+        if self.memory is not None:
+            try:
+                await self.memory(understood, verdict, execution)
+            except Exception:
+                log.exception("the memory hook failed; the result is returned anyway")
+        return ProcessResult(language, intent, verdict, execution)
+
+    async def _execute(self, request: Understood) -> dict[str, Any]:
+        registered = self.handlers.get(request.intent.intent)
+        if registered is None:
+            return {
+                "status": "no_handler",
+                "executed": False,
+                "message": f"no handler is registered for intent '{request.intent.intent}'",
+            }
+        error = ""
+        for attempt in range(1, registered.retries + 2):
+            try:
+                async with asyncio.timeout(registered.timeout_seconds):
+                    result = await registered.handler(request)
+            except TimeoutError:
+                error = f"timed out after {registered.timeout_seconds:g}s"
+            except Exception as e:
+                error = str(e) or type(e).__name__
+            else:
+                return {"status": "ok", "executed": True, "attempts": attempt, "result": result}
+            log.warning(
+                "handler for %s failed (attempt %d): %s", request.intent.intent, attempt, error
+            )
+        return {
+            "status": "failed",
+            "executed": False,
+            "attempts": registered.retries + 1,
+            "error": error,
+        }

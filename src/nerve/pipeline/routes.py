@@ -1,0 +1,59 @@
+"""REST routes of the pipeline (SPEC PR-1, PR-2, LG-2, SF-4): process, safety check, language.
+
+Each route is a thin adapter: validate the body (pydantic; a bad field is a 400 naming it), call
+the same Python function the CLI and MCP call, return its dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from nerve.language import detect
+from nerve.pipeline.process import MAX_TEXT_CHARS, Pipeline
+from nerve.safety import Kind
+
+__all__ = ["pipeline_router"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProcessBody(_Body):
+    text: str = Field(max_length=MAX_TEXT_CHARS, description="What the user or agent asked.")
+    user_id: str = Field("anonymous", min_length=1, max_length=200)
+    execute: bool = Field(True, description="Run the intent's handler when safety allows it.")
+
+
+class SafetyBody(_Body):
+    kind: Kind
+    content: str = Field(max_length=MAX_TEXT_CHARS)
+
+
+class LanguageBody(_Body):
+    text: str = Field(max_length=MAX_TEXT_CHARS)
+
+
+def pipeline_router(pipeline: Callable[[], Pipeline]) -> APIRouter:
+    """`pipeline` is resolved per request: the server builds it when it starts."""
+    router = APIRouter(prefix="/api")
+
+    @router.post("/process", summary="Language → intent → safety → execute")
+    async def process(body: ProcessBody) -> dict[str, Any]:
+        result = await pipeline().process(body.text, body.user_id, execute=body.execute)
+        return result.to_dict()
+
+    @router.post("/safety/check", summary="One safety verdict")
+    async def safety_check(body: SafetyBody) -> dict[str, Any]:
+        verdict = await pipeline().safety.check(body.kind, body.content)
+        return verdict.to_dict()
+
+    @router.post("/language/detect", summary="Languages, code-switching, normalized text")
+    async def language_detect(body: LanguageBody) -> dict[str, Any]:
+        return detect(body.text).to_dict()
+
+    return router

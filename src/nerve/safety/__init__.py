@@ -1,0 +1,28 @@
+"""Safety (SF-1..SF-5): one chokepoint every tool call passes before it runs.
+
+    check_rules(kind, content) -> Verdict        layer 1: parse, don't grep (sync, µs)
+    SafetyEngine(strict, judge).check(...)       layers 1 → 2 (intent risk) → 3 (LLM judge)
+    SafeShell(allowed_paths).run(command)        SF-5: checked, confined, time- and size-capped
+
+Kinds: shell (shell.py → lexer, fsrules, toolrules, clirules, inline, windows), sql (sql.py),
+action and text (actions.py). To cover one more tool, add a rule to the module of its family;
+a CLI whose verb says what it does (`tool thing delete`) needs nothing: clirules.generic_cli.
+"""
+
+from nerve.safety.engine import Judge, SafetyEngine, check_rules
+from nerve.safety.execute import SafeShell, ShellResult
+from nerve.safety.risk import INTENT_RISK
+from nerve.safety.verdict import BlockedBy, Kind, RiskLevel, Verdict
+
+__all__ = [
+    "INTENT_RISK",
+    "BlockedBy",
+    "Judge",
+    "Kind",
+    "RiskLevel",
+    "SafeShell",
+    "SafetyEngine",
+    "ShellResult",
+    "Verdict",
+    "check_rules",
+]

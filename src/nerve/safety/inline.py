@@ -1,0 +1,141 @@
+"""Code handed to an interpreter inline: `python -c`, `perl -e`, `node -e`, `ruby -e`, `awk`.
+
+Three things are looked for in the code: shell-outs (`os.system('...')`, `execSync`, backticks),
+whose command string is judged as shell; file deletion APIs (`shutil.rmtree`, `FileUtils.rm_rf`,
+`fs.rmSync`), judged by their path like `rm`; and calls of destructive API methods
+(`client.deleteIndex(...)`, `Project.destroy_all`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from nerve.safety.fsrules import judge_delete
+from nerve.safety.invocation import Invocation, positionals
+from nerve.safety.verdict import LOW, Finding, higher
+
+__all__ = ["CODE_FLAGS", "api_calls", "awk", "check_code", "interpreter"]
+
+CODE_FLAGS: dict[str, tuple[str, ...]] = {
+    "python": ("-c",),
+    "pypy": ("-c",),
+    "perl": ("-e", "-E"),
+    "ruby": ("-e",),
+    "node": ("-e", "--eval", "-p", "--print"),
+    "nodejs": ("-e", "--eval", "-p", "--print"),
+    "bun": ("-e", "--eval"),
+    "deno": ("eval",),
+    "php": ("-r",),
+    "lua": ("-e",),
+    "osascript": ("-e",),
+    "runner": (),  # rails runner CODE, gitlab-rails runner CODE
+}
+_STRING = r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+_SHELL_OUT = re.compile(
+    r"(?:\bos\.(?:system|popen)|\bsubprocess\.\w+|\bexec(?:Sync)?|\bspawn(?:Sync)?|"
+    r"\bsystem|\bshell_exec|\bpassthru|\bpopen|\bIO\.popen|%x)\s*\(\s*(?P<args>\[[^\]]*\]|"
+    + _STRING
+    + r")"
+)
+_BACKTICKS = re.compile(r"`([^`]+)`")
+_DELETE = re.compile(
+    r"\b(?P<fn>shutil\.rmtree|rmtree|os\.(?:remove|unlink|rmdir|removedirs)|unlink|rmdir|"
+    r"FileUtils\.(?:rm_rf|rm_r|rm|rm_f|remove_dir|remove_entry(?:_secure)?|remove)|"
+    r"File\.delete|fs\.(?:rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink)|rimraf|remove_tree|"
+    r"Path\s*\(\s*" + _STRING + r"\s*\)\s*\.(?:unlink|rmdir))\s*\(?\s*(?P<path>" + _STRING + r")?"
+)
+_RECURSIVE_FNS = (
+    "rmtree",
+    "rm_rf",
+    "rm_r",
+    "remove_dir",
+    "rimraf",
+    "remove_tree",
+    "removedirs",
+    "rmSync",
+    "rmdirSync",
+)
+_API_CALL = re.compile(
+    r"\.(?P<name>(?:delete|destroy|drop|purge|truncate|wipe|erase)\w*|"
+    r"(?:clear|remove)[A-Z_]\w*|dropDatabase)\s*(?:\(|\b)"
+)
+
+
+def _unquote(literal: str) -> str:
+    return literal[1:-1] if literal[:1] in ("'", '"') else literal
+
+
+def check_code(code: str, inv: Invocation) -> Finding:
+    """Judge inline interpreter code; shell-outs are judged as shell in a nested context."""
+    best = LOW
+    for m in _SHELL_OUT.finditer(code):
+        raw = m.group("args")
+        items = re.findall(_STRING, raw) if raw.startswith("[") else [raw]
+        command = " ".join(_unquote(item) for item in items)
+        best = higher(best, inv.ctx.nested(command, f"{inv.prog} runs a shell command"))
+    for m in _BACKTICKS.finditer(code):
+        best = higher(best, inv.ctx.nested(m.group(1), f"{inv.prog} runs a shell command"))
+    for m in _DELETE.finditer(code):
+        fn = m.group("fn")
+        path = m.group("path")
+        if fn.startswith("Path"):
+            inner = re.search(_STRING, fn)
+            path = inner.group() if inner else None
+        if path is None:
+            continue
+        recursive = fn.endswith(_RECURSIVE_FNS) or "recursive" in code[m.end() : m.end() + 60]
+        best = higher(
+            best,
+            judge_delete(
+                _unquote(path),
+                recursive=recursive,
+                force=True,
+                remote=inv.ctx.remote,
+                verb=f"{inv.prog} {fn}",
+            ),
+        )
+    return higher(best, api_calls(code, inv.prog))
+
+
+def api_calls(code: str, who: str) -> Finding:
+    """Method calls named like deletions: `client.deleteIndex(...)`, `Project.destroy_all`."""
+    m = _API_CALL.search(code)
+    if m is None:
+        return LOW
+    return Finding("high", f"{who} calls the destructive API .{m.group('name')}")
+
+
+def interpreter(inv: Invocation, stdin_text: str | None) -> Finding:
+    """`python -c CODE`, `node -e CODE`, here-documents and piped code."""
+    base = inv.prog.rstrip("0123456789.")
+    flags = CODE_FLAGS.get(base, ())
+    codes: list[str] = []
+    args = inv.args
+    for i, arg in enumerate(args):
+        if arg in flags and i + 1 < len(args):
+            codes.append(args[i + 1])
+            break
+        if len(arg) > 2 and arg[:2] in flags and not arg.startswith("--"):
+            codes.append(arg[2:])
+            break
+    if base == "runner":
+        codes.extend(positionals(args)[:1])
+    codes.extend(r.target for r in inv.cmd.redirects if r.op in ("<<", "<<-", "<<<"))
+    if stdin_text:
+        codes.append(stdin_text)
+    best = LOW
+    for code in codes:
+        best = higher(best, check_code(code, inv))
+    return best
+
+
+_AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*\"((?:[^\"\\]|\\.)*)\"")
+
+
+def awk(inv: Invocation) -> Finding:
+    """awk programs that call system("...")."""
+    best = LOW
+    for arg in positionals(inv.args, frozenset({"-F", "-v", "-f"}))[:1]:
+        for m in _AWK_SYSTEM.finditer(arg):
+            best = higher(best, inv.ctx.nested(m.group(1), "awk system()"))
+    return best

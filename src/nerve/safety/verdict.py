@@ -1,0 +1,72 @@
+"""The verdict every safety check returns (SF-4), and the risk scale the layers share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "BlockedBy",
+    "Finding",
+    "Kind",
+    "RiskLevel",
+    "Verdict",
+    "higher",
+    "risk_rank",
+    "wordset",
+]
+
+RiskLevel = Literal["low", "medium", "high", "critical"]
+BlockedBy = Literal["rule", "risk", "llm"]
+Kind = Literal["shell", "sql", "text", "action"]
+
+_RANK: dict[str, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
+
+
+def risk_rank(level: RiskLevel) -> int:
+    return _RANK[level]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """`{allowed, risk_level, reason, blocked_by}`: blocked_by is None when allowed."""
+
+    allowed: bool
+    risk_level: RiskLevel
+    reason: str
+    blocked_by: BlockedBy | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "allowed": self.allowed,
+            "risk_level": self.risk_level,
+            "reason": self.reason,
+            "blocked_by": self.blocked_by,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """What one analyser concluded: a risk and why. High and critical block in layer 1."""
+
+    risk: RiskLevel
+    reason: str
+
+    @property
+    def blocks(self) -> bool:
+        return _RANK[self.risk] >= 2
+
+
+LOW = Finding("low", "no dangerous operation found")
+
+
+def higher(a: Finding, b: Finding | None) -> Finding:
+    """The riskier of two findings; the first one wins ties (it was found first)."""
+    if b is None or _RANK[b.risk] <= _RANK[a.risk]:
+        return a
+    return b
+
+
+def wordset(text: str) -> frozenset[str]:
+    """A frozen set of the whitespace-separated words of text (keeps long word lists compact)."""
+    return frozenset(text.split())

@@ -1,0 +1,1 @@
+"""Tests of nerve.language (SPEC LG-1..LG-3)."""

@@ -1,0 +1,96 @@
+"""The REST surface of the pipeline: /api/process, /api/safety/check, /api/language/detect."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.conftest import make_config
+
+
+@pytest.fixture
+def server(serve, upstream):
+    return serve(make_config({"primary": upstream}))
+
+
+def post(server, path, body=None, **kw):
+    return httpx.post(f"{server.url}{path}", json=body, timeout=10, **kw)
+
+
+def test_process_returns_language_intent_safety_and_execution(server):
+    r = post(server, "/api/process", {"text": "file ko json mein convert karo", "user_id": "u"})
+    assert r.status_code == 200
+    body = r.json()
+    assert set(body) == {"language", "intent", "safety", "execution"}
+    assert body["intent"]["intent"] == "convert_format"
+    assert body["safety"]["allowed"] is True
+
+
+def test_process_blocks_a_destructive_request(server):
+    r = post(server, "/api/process", {"text": "run rm -rf / on the server"})
+    body = r.json()
+    assert r.status_code == 200 and body["safety"]["allowed"] is False
+    assert body["execution"]["status"] == "blocked"
+
+
+def test_safety_check_returns_a_verdict(server):
+    r = post(server, "/api/safety/check", {"kind": "sql", "content": "DROP TABLE users"})
+    assert r.status_code == 200
+    assert r.json() == {**r.json(), "allowed": False, "blocked_by": "rule"}
+    r = post(server, "/api/safety/check", {"kind": "shell", "content": "ls -la"})
+    assert r.json()["allowed"] is True
+
+
+def test_language_detect_returns_the_five_lg2_keys(server):
+    r = post(server, "/api/language/detect", {"text": "nenu office ki veltunnanu"})
+    assert r.status_code == 200
+    assert set(r.json()) == {
+        "languages",
+        "confidence",
+        "is_code_switched",
+        "original_text",
+        "normalized_text",
+    }
+    assert r.json()["languages"][0] == "te"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "param"),
+    [
+        ("/api/process", {}, "text"),
+        ("/api/process", {"text": 5}, "text"),
+        ("/api/process", {"text": "hi", "user_id": ""}, "user_id"),
+        ("/api/process", {"text": "hi", "surprise": 1}, "surprise"),
+        ("/api/safety/check", {"kind": "python", "content": "x"}, "kind"),
+        ("/api/safety/check", {"kind": "sql"}, "content"),
+        ("/api/language/detect", {"text": ["a"]}, "text"),
+        ("/api/language/detect", {"text": "x" * 100_001}, "text"),
+    ],
+)
+def test_bad_bodies_are_400s_naming_the_field(server, path, body, param):
+    r = post(server, path, body)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["param"] == param
+    assert param in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("raw", [b"{not json", b"\xff\xfe\x00garbage", b'["a list"]', b""])
+def test_unparseable_bodies_are_400s(server, raw):
+    for path in ("/api/process", "/api/safety/check", "/api/language/detect"):
+        r = httpx.post(
+            f"{server.url}{path}", content=raw, headers={"content-type": "application/json"}
+        )
+        assert r.status_code == 400, (path, raw, r.text)
+        assert r.json()["error"]["type"] == "invalid_request_error"
+
+
+def test_a_body_over_the_limit_is_413_on_api_routes(serve, upstream):
+    server = serve(make_config({"primary": upstream}, limits={"max_body_bytes": 2048}))
+    r = post(server, "/api/language/detect", {"text": "x" * 5000})
+    assert r.status_code == 413
+
+
+def test_openapi_documents_the_api(server):
+    spec = httpx.get(f"{server.url}/openapi.json").json()
+    assert {"/api/process", "/api/safety/check", "/api/language/detect"} <= set(spec["paths"])
+    assert httpx.get(f"{server.url}/docs").status_code == 200
