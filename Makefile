@@ -36,8 +36,12 @@ fmt: $(VENV)/.installed-dev
 	$(BIN)/ruff format src tests bench
 	$(BIN)/ruff check --fix src tests bench
 
+# Benchmarks print tables; the evaluation data is read from ../shared/data (see bench/*.py --help).
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/routing.py
+	$(BIN)/python bench/safety.py
+	$(BIN)/python bench/language.py
+	$(BIN)/python bench/intent.py
 	$(BIN)/python bench/gateway.py $(ARGS)
 
 clean:

@@ -241,7 +241,21 @@ def timings(kind: str, texts: list[str], repeat: int) -> tuple[float, float]:
 def realistic_3kb(rng: random.Random) -> tuple[list[str], list[str]]:
     """3 KB inputs of the kinds agents send: here-docs, JSON payloads, long argument lists,
     CI scripts; INSERT batches, wide SELECTs, long UPDATEs, DDL."""
-    words = ["alpha", "beta", "gamma", "delta", "rm", "-rf", "/", "drop", "table", "users", "deploy", "build", "test"]
+    words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "rm",
+        "-rf",
+        "/",
+        "drop",
+        "table",
+        "users",
+        "deploy",
+        "build",
+        "test",
+    ]
     shell, sql = [], []
     for i in range(20):
         body = "\n".join(" ".join(rng.choices(words, k=12)) for _ in range(40))[:2900]

@@ -111,3 +111,19 @@ def test_the_example_config_in_the_docs_is_valid():
     assert not config.provider("openai").missing_key
     assert config.provider("internal").missing_key
     assert not config.provider("local").missing_key  # keyless local server
+
+
+@pytest.mark.parametrize(
+    "key", [("intent", "llm_route"), ("safety", "llm_judge"), ("pipeline", "answer_model")]
+)
+def test_model_references_must_name_a_route_or_a_provider_model(key):
+    section, field = key
+    base = {
+        "providers": [{"name": "a", "base_url": "http://x"}],
+        "routes": [{"name": "default", "model": {"provider": "a", "model": "m"}}],
+    }
+    for good in ("auto", "default", "a/some-model"):
+        parse_config({**base, section: {field: good}}, environ={})
+    with pytest.raises(ConfigError) as info:
+        parse_config({**base, section: {field: "nope"}}, environ={})
+    assert info.value.path == f"{section}.{field}"

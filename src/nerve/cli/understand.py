@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, cast
@@ -123,8 +124,14 @@ def safety_check(kind: str, text: str | None, jsonl: bool, strict: bool) -> None
 @click.option("--config", "config_path", metavar="FILE", help="Config file (YAML).")
 @click.option("--no-execute", is_flag=True, help="Understand and judge, but run nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@click.option("-v", "--verbose", is_flag=True, help="Log warnings (e.g. providers without keys).")
 def process(
-    text: str, user_id: str, config_path: str | None, no_execute: bool, as_json: bool
+    text: str,
+    user_id: str,
+    config_path: str | None,
+    no_execute: bool,
+    as_json: bool,
+    verbose: bool,
 ) -> None:
     """Run TEXT through the pipeline: language → intent → safety → execute.
 
@@ -134,6 +141,10 @@ def process(
     from nerve.pipeline import build_pipeline
 
     config = load(config_path)
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.ERROR,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
 
     async def run() -> dict[str, Any]:
         state = GatewayState(config)

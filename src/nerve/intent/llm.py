@@ -76,6 +76,15 @@ def parse_answer(raw: str) -> ModelAnswer | None:
     return None
 
 
+def response_format() -> dict[str, Any]:
+    """The OpenAI `response_format` that asks for an answer shaped like ModelAnswer."""
+    return {
+        "type": "json_schema",
+        # not strict: OpenAI's strict mode forbids the open `parameters` object
+        "json_schema": {"name": "intent", "schema": ModelAnswer.model_json_schema()},
+    }
+
+
 class IntentClassifier:
     """Classify a request: the model first when there is one, the rules otherwise (IN-1)."""
 
@@ -88,11 +97,7 @@ class IntentClassifier:
 
     def response_format(self) -> dict[str, Any]:
         """The OpenAI `response_format` for the model call, derived from ModelAnswer."""
-        return {
-            "type": "json_schema",
-            # not strict: OpenAI's strict mode forbids the open `parameters` object
-            "json_schema": {"name": "intent", "schema": ModelAnswer.model_json_schema()},
-        }
+        return response_format()
 
     def messages(
         self, text: str, *, normalized_text: str | None = None, languages: Sequence[str] = ()

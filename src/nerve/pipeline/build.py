@@ -14,6 +14,7 @@ import orjson
 
 from nerve.config import Config
 from nerve.intent import IntentClassifier
+from nerve.intent.llm import response_format
 from nerve.pipeline.handlers import Handler, Handlers, Understood
 from nerve.pipeline.process import Pipeline
 from nerve.safety import Kind, SafetyEngine
@@ -60,12 +61,10 @@ def build_pipeline(config: Config, ask: Ask | None) -> Pipeline:
     intent_route = config.intent.llm_route
     llm = None
     if ask is not None and intent_route:
-        classifier = IntentClassifier(timeout=config.intent.timeout_seconds)
+        fmt = response_format()
 
         async def llm_call(messages: list[dict[str, Any]]) -> str:
-            return await ask(
-                messages, model=intent_route, response_format=classifier.response_format()
-            )
+            return await ask(messages, model=intent_route, response_format=fmt)
 
         llm = llm_call
     intents = IntentClassifier(

@@ -35,6 +35,8 @@ _WHERE: dict[PathClass, str] = {
 
 def judge_delete(path: str, *, recursive: bool, force: bool, remote: bool, verb: str) -> Finding:
     """How bad deleting `path` is; `verb` names the command for the reason."""
+    if not recursive and not remote and path[:1].isalnum() and ".." not in path:
+        return LOW  # one file or a glob inside the workspace
     cls = classify(path)
     where = f"{_WHERE[cls]} ({path})"
     if remote and recursive:  # nothing is known about the remote machine's layout

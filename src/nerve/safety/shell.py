@@ -351,7 +351,11 @@ def _analyze(text: str, ctx: Ctx) -> Finding:
     lines = _independent_lines(text)
     if lines is None:
         return higher(best, _walk(lex(text), ctx))
+    seen: set[str] = set()
     for line in lines:  # a long script: lex and judge only the lines that could matter
+        if line in seen and "=" not in line and "$" not in line:
+            continue  # the same line again, with no assignment that could change its meaning
+        seen.add(line)
         if _TRIGGER.search(fold(line)) or _ASSIGN.match(line.lstrip()):
             best = higher(best, _walk(lex(line), ctx))
             if best.risk == "critical":

@@ -297,9 +297,13 @@ def analyze_sql(text: str) -> tuple[Finding, bool]:
             or (head is not None and head.group().upper() in _STARTS)
             or (injected and n == 0)
         )
-        if not _PREFILTER.search(clean):
+        if not (_PREFILTER if injected else _DANGER).search(clean):
             continue  # nothing dangerous outside its strings and comments
         chunk = source[start:end]
+        verb = head.group().upper() if head else ""
+        if verb in ("DELETE", "UPDATE") and not injected:
+            best = higher(best, _fast_where(chunk, clean, head.end() if head else 0, verb))
+            continue
         for stmt in _tokenize(chunk):
             best = higher(best, _statement(stmt, chunk, injected))
         if best.risk == "critical":
@@ -314,10 +318,40 @@ _COARSE = re.compile(
     re.X | re.S,
 )
 _HEAD = re.compile(r"[A-Za-z_]\w*")
+_DANGER = re.compile(
+    r"drop|truncate|delete|update|alter|grant|exec|prepare|shutdown|xp_cmdshell|outfile|"
+    r"dumpfile|load_file|program",
+    re.IGNORECASE,
+)
+_CLAUSES = re.compile(
+    r"[()]|\b(?:where|order|limit|returning|group|option|offset|output)\b", re.IGNORECASE
+)
+
+
+def _fast_where(chunk: str, blanked: str, after: int, verb: str) -> Finding:
+    """DELETE/UPDATE without tokenizing: top-level WHERE found on the blanked text."""
+    depth, where, end = 0, -1, len(chunk)
+    for m in _CLAUSES.finditer(blanked, after):
+        word = m.group()
+        if word == "(":
+            depth += 1
+        elif word == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0 and where < 0 and word.upper() == "WHERE":
+            where = m.end()
+        elif depth == 0 and where >= 0 and word.upper() in _CLAUSE_END:
+            end = m.start()
+            break
+    if where < 0:
+        return Finding("high", f"{verb} without WHERE changes every row")
+    predicate = chunk[where:end].strip()
+    if not predicate or _always_true(predicate):
+        return Finding("high", f"{verb} with an always-true WHERE ({predicate[:40] or 'empty'})")
+    return LOW
 
 
 def _split(source: str) -> list[tuple[int, int, str]]:
-    """Statements as (start, end, text without strings and comments), in one coarse pass.
+    """Statements as (start, end, the text with strings and comments blanked), in one pass.
 
     Long runs of plain code are one match each, so a 3 KB statement costs a few dozen steps;
     only statements with a dangerous keyword outside strings and comments are tokenized.
@@ -329,7 +363,7 @@ def _split(source: str) -> list[tuple[int, int, str]]:
             out.append((start, m.start(), "".join(parts)))
             start, parts = m.end(), []
         elif m.group("skip") is not None:
-            parts.append(" ")
+            parts.append(" " * (m.end() - m.start()))  # same length: offsets stay valid
         else:
             parts.append(m.group())
     out.append((start, len(source), "".join(parts)))

@@ -16,11 +16,22 @@ from nerve.safety.verdict import LOW, Finding, RiskLevel, higher
 
 __all__ = ["check_windows", "looks_like_windows"]
 
-_LOOKS = re.compile(
-    r"\b[a-z]:\\|\$env:|%\w+%|\b(?:remove|format|stop|restart|clear|initialize)-[a-z]+\b|"
-    r"\bpowershell|\bpwsh|\bcmd(?:\.exe)?\s+/[ck]|^\s*(?:del|rd|rmdir|erase)\s+/[sqfa]\b|"
-    r"\bvssadmin|\bwmic|\bbcdedit|\bdiskpart|\breg(?:\.exe)?\s+delete|\bformat\s+[a-z]:",
-    re.IGNORECASE | re.MULTILINE,
+# (cheap substring that must be present, precise check on the lower-cased text)
+_LOOKS: tuple[tuple[str, re.Pattern[str] | None], ...] = (
+    (":\\", re.compile(r"\b[a-z]:\\")),
+    ("$env:", None),
+    ("%", re.compile(r"%\w+%")),
+    ("-", re.compile(r"\b(?:remove|format|stop|restart|clear|initialize)-[a-z]")),
+    ("powershell", None),
+    ("pwsh", None),
+    ("cmd", re.compile(r"\bcmd(?:\.exe)?\s+/[ck]\b")),
+    (" /", re.compile(r"^\s*(?:del|rd|rmdir|erase)\s+/[sqfa]\b", re.MULTILINE)),
+    ("vssadmin", None),
+    ("wmic", None),
+    ("bcdedit", None),
+    ("diskpart", None),
+    ("reg", re.compile(r"\breg(?:\.exe)?\s+delete\b")),
+    ("format", re.compile(r"\bformat\s+[a-z]:")),
 )
 _STATEMENTS = re.compile(r"\s*(?:&&|\|\||[;|&\n])\s*")
 _TOKENS = re.compile(r'"[^"]*"|\'[^\']*\'|\S+')
@@ -49,16 +60,9 @@ _ROOT = re.compile(r"^(?:[a-z]:)?[\\/]?\*?$|^[a-z]:[\\/]\*(?:\.\*)?$", re.IGNORE
 _TEMP = re.compile(r"temp|tmp", re.IGNORECASE)
 
 
-_MARKERS = (
-    *("remove-", "format", "stop-", "restart-", "clear-", "initialize-", ":\\", "$env:", "%"),
-    *("powershell", "pwsh", "cmd", "vssadmin", "wmic", "bcdedit", "diskpart", "reg", "del"),
-    *("rd ", "rmdir", "erase"),
-)
-
-
 def looks_like_windows(text: str) -> bool:
     low = text.lower()
-    return any(m in low for m in _MARKERS) and bool(_LOOKS.search(text))
+    return any(mark in low and (rx is None or rx.search(low)) for mark, rx in _LOOKS)
 
 
 def _target_level(target: str, recursive: bool) -> tuple[RiskLevel, str] | None:
