@@ -20,8 +20,9 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import cast
 
-from nerve.safety import check_rules
+from nerve.safety import Kind, check_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +52,7 @@ def seed_blocks(text: str) -> bool:
 
 def nerve_blocks(kind: str, strict: bool) -> Callable[[str], bool]:
     def judge(text: str) -> bool:
-        verdict = check_rules(kind, text)  # type: ignore[arg-type]
+        verdict = check_rules(cast(Kind, kind), text)
         return not verdict.allowed or (strict and verdict.risk_level == "medium")
 
     return judge
@@ -84,7 +85,7 @@ class Score:
 def score(
     rows: list[dict[str, str]], judge: Callable[[str], bool]
 ) -> tuple[Score, dict[str, Score]]:
-    total, per = Score(), defaultdict(Score)
+    total, per = Score(), defaultdict[str, Score](Score)
     for row in rows:
         blocked = judge(row["text"])
         total.add(row["label"], blocked)
@@ -232,7 +233,7 @@ def timings(kind: str, texts: list[str], repeat: int) -> tuple[float, float]:
     for _ in range(repeat):
         for text in texts:
             start = time.perf_counter_ns()
-            check_rules(kind, text)  # type: ignore[arg-type]
+            check_rules(cast(Kind, kind), text)
             samples.append((time.perf_counter_ns() - start) / 1000)
     samples.sort()
     return statistics.median(samples), samples[int(len(samples) * 0.99)]

@@ -219,17 +219,17 @@ class Config(_Strict):
                     )
         if self.routes and "default" not in route_names:
             raise _Located("routes", "a route named 'default' is required to catch the rest")
-        for path, target in (
+        for path, ref in (
             ("intent.llm_route", self.intent.llm_route),
             ("safety.llm_judge", self.safety.llm_judge),
             ("pipeline.answer_model", self.pipeline.answer_model),
         ):
-            provider, _, model = (target or "").partition("/")
-            known = target in (None, "auto") or target in route_names
+            provider, _, model = (ref or "").partition("/")
+            known = ref in (None, "auto") or ref in route_names
             if not known and not (model and provider in names):
                 raise _Located(
                     path,
-                    f"{target!r} is neither 'auto', a route ({', '.join(route_names)}) "
+                    f"{ref!r} is neither 'auto', a route ({', '.join(route_names)}) "
                     "nor provider/model with a configured provider",
                 )
         return self

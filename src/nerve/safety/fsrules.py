@@ -75,7 +75,7 @@ def _rm(inv: Invocation) -> Finding:
             filtered = any(a in _FIND_FILTERS for a in words)
             return _find_delete(inv, _find_roots(words[1:]), filtered, "find | xargs rm")
         if words[0] in ("echo", "printf"):
-            targets = [w for w in words[1:] for w in w.split()]
+            targets = [part for word in words[1:] for part in word.split()]
         elif recursive:
             return Finding("medium", "rm -r deletes paths read from a pipe")
     if not targets:

@@ -357,7 +357,7 @@ def _split(source: str) -> list[tuple[int, int, str]]:
     only statements with a dangerous keyword outside strings and comments are tokenized.
     """
     out: list[tuple[int, int, str]] = []
-    start, parts = 0, []
+    start, parts = 0, list[str]()
     for m in _COARSE.finditer(source):
         if m.lastgroup == "semi":
             out.append((start, m.start(), "".join(parts)))
