@@ -283,3 +283,12 @@ def test_needles_never_change_which_rule_matches(text: str) -> None:
     for i, pattern in enumerate(PATTERNS):  # and each rule on its own
         single = RuleSet([(f"r{i}", [pattern])]).match(text)
         assert (single is not None) == bool(re.search(pattern, text, re.IGNORECASE)), pattern
+
+
+def test_a_config_with_only_a_catch_all_decides_default_without_reading_messages() -> None:
+    """GW-3: nothing to match means no classification work at all."""
+    router = Router(
+        [RouteConfig.model_validate({"name": "default", "model": {"provider": "p", "model": "m"}})]
+    )
+    decision = router.decide([{"role": "user", "content": "python traceback " * 10}])
+    assert (decision.route, decision.layer) == ("default", "default")

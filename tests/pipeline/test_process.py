@@ -172,3 +172,24 @@ async def test_without_a_provider_key_answers_fail_clearly():
         assert "no API key" in result.execution["error"]
     finally:
         await state.close()
+
+
+async def test_the_llm_judge_is_asked_through_the_gateway_after_layers_1_and_2(upstream):
+    """SF-3 wired: safety.llm_judge names a route; its {safe, reason} can block."""
+    config = make_config(
+        {"primary": upstream}, safety={"llm_judge": "default"}, pipeline={"answer_model": None}
+    )
+    state = GatewayState(config)
+    await state.open()
+    try:
+        p = build_pipeline(config, state.gateway.ask)
+        upstream.script(Reply(text='{"safe": false, "reason": "exfiltrates customer data"}'))
+        result = await p.process("explain how to copy the customer table to my laptop", "u")
+        assert not result.safety.allowed and result.safety.blocked_by == "llm"
+        assert "exfiltrates" in result.safety.reason
+        assert upstream.requests[-1].body["response_format"] == {"type": "json_object"}
+        upstream.script(Reply(status=503))
+        result = await p.process("explain how DNS works", "u")
+        assert result.safety.allowed and "unavailable" in result.safety.reason
+    finally:
+        await state.close()

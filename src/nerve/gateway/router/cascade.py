@@ -87,8 +87,11 @@ class Router:
         self.semantic = SemanticIndex([(r.name, r.examples) for r in routes])
         self.max_classify_chars = max_classify_chars
         self.threshold = threshold
+        self.nothing_to_match = not any(r.rules or r.examples for r in routes)
 
     def decide(self, messages: Sequence[Mapping[str, Any]]) -> Decision:
+        if self.nothing_to_match:  # only a catch-all: skip reading the messages at all
+            return Decision(DEFAULT_ROUTE, "default", 0.0, "no route has rules or examples")
         texts = user_texts(messages)
         if not texts:
             return Decision(DEFAULT_ROUTE, "default", 0.0, "no user message")
