@@ -18,8 +18,7 @@ from nerve.gateway.providers.anthropic_wire import (
     from_anthropic_response,
     to_anthropic_request,
 )
-from nerve.gateway.providers.base import Completion, Provider, Stream, transport_errors
-from nerve.gateway.providers.sse import SSEParser
+from nerve.gateway.providers.base import Completion, Provider, Stream, parse_json, sse_events
 from nerve.gateway.stats import Usage
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicProvider"]
@@ -42,12 +41,7 @@ class AnthropicProvider(Provider):
     async def complete(self, body: dict[str, Any], model: str) -> Completion:
         payload = to_anthropic_request({**body, "stream": False}, model)
         raw = await self._fetch(self.url, payload, self.headers)
-        try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            raise UpstreamError(
-                f"{self.name}: answered invalid JSON", code="upstream_bad_json"
-            ) from None
+        data = parse_json(self.name, raw, "answered")
         if not isinstance(data, dict) or data.get("type") != "message":
             raise UpstreamError(f"{self.name}: answer is not a message", code="upstream_bad_json")
         answer = from_anthropic_response(data, model)
@@ -64,28 +58,16 @@ class AnthropicProvider(Provider):
     async def _frames(
         self, response: aiohttp.ClientResponse, translator: StreamTranslator, usages: list[Usage]
     ) -> AsyncGenerator[bytes, None]:
-        parser = SSEParser()
-        while True:
-            data = await transport_errors(self.name, response.content.readany())
-            if not data:
-                raise UpstreamError(
-                    f"{self.name}: stream ended before message_stop", code="upstream_stream_cut"
-                )
-            for event in parser.feed(data):
-                try:
-                    payload = orjson.loads(event.data)
-                except orjson.JSONDecodeError:
-                    raise UpstreamError(
-                        f"{self.name}: streamed invalid JSON", code="upstream_bad_json"
-                    ) from None
-                name = event.event or (payload.get("type") if isinstance(payload, dict) else None)
-                if not isinstance(payload, dict) or not name:
-                    continue
-                for chunk in translator.feed(name, payload):
-                    yield b"data: " + orjson.dumps(chunk) + b"\n\n"
-                if name == "message_stop":
-                    usage = Usage.from_openai(translator.usage)
-                    if usage is not None:
-                        usages.append(usage)
-                    yield b"data: [DONE]\n\n"
-                    return
+        async for event in sse_events(self.name, response, "message_stop"):
+            payload = parse_json(self.name, event.data, "streamed")
+            name = event.event or (payload.get("type") if isinstance(payload, dict) else None)
+            if not isinstance(payload, dict) or not name:
+                continue
+            for chunk in translator.feed(name, payload):
+                yield b"data: " + orjson.dumps(chunk) + b"\n\n"
+            if name == "message_stop":
+                usage = Usage.from_openai(translator.usage)
+                if usage is not None:
+                    usages.append(usage)
+                yield b"data: [DONE]\n\n"
+                return

@@ -18,10 +18,19 @@ import orjson
 
 from nerve.config import ProviderConfig
 from nerve.errors import UpstreamConnection, UpstreamError, UpstreamStatus, UpstreamTimeout
+from nerve.gateway.providers.sse import SSEEvent, SSEParser
 from nerve.gateway.resilience.cooldown import parse_retry_after
 from nerve.gateway.stats import Usage
 
-__all__ = ["Completion", "Provider", "Stream", "error_message", "transport_errors"]
+__all__ = [
+    "Completion",
+    "Provider",
+    "Stream",
+    "error_message",
+    "parse_json",
+    "sse_events",
+    "transport_errors",
+]
 
 T = TypeVar("T")
 
@@ -136,6 +145,29 @@ class Provider(ABC):
             raise _transport_error(self.name, e) from e
         except TimeoutError as e:
             raise UpstreamTimeout(f"{self.name}: upstream timed out") from e
+
+
+def parse_json(provider: str, data: str | bytes, what: str) -> Any:
+    """Upstream JSON, or an UpstreamError saying the upstream `what` invalid JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise UpstreamError(f"{provider}: {what} invalid JSON", code="upstream_bad_json") from None
+
+
+async def sse_events(
+    provider: str, response: aiohttp.ClientResponse, end: str
+) -> AsyncGenerator[SSEEvent, None]:
+    """The events of a streamed response as they arrive; a stream cut before `end` raises."""
+    parser = SSEParser()
+    while True:
+        data = await transport_errors(provider, response.content.readany())
+        if not data:
+            raise UpstreamError(
+                f"{provider}: stream ended before {end}", code="upstream_stream_cut"
+            )
+        for event in parser.feed(data):
+            yield event
 
 
 def _status_error(provider: str, response: aiohttp.ClientResponse, raw: bytes) -> UpstreamStatus:

@@ -10,12 +10,10 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 import aiohttp
-import orjson
 
 from nerve.config import ProviderConfig
 from nerve.errors import UpstreamError
-from nerve.gateway.providers.base import Completion, Provider, Stream, transport_errors
-from nerve.gateway.providers.sse import SSEParser
+from nerve.gateway.providers.base import Completion, Provider, Stream, parse_json, sse_events
 from nerve.gateway.stats import Usage
 
 __all__ = ["OpenAIProvider"]
@@ -33,12 +31,7 @@ class OpenAIProvider(Provider):
 
     async def complete(self, body: dict[str, Any], model: str) -> Completion:
         raw = await self._fetch(self.url, {**body, "model": model}, self.headers)
-        try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            raise UpstreamError(
-                f"{self.name}: answered invalid JSON", code="upstream_bad_json"
-            ) from None
+        data = parse_json(self.name, raw, "answered")
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
             raise UpstreamError(
                 f"{self.name}: answer is not a chat completion", code="upstream_bad_json"
@@ -64,33 +57,19 @@ class OpenAIProvider(Provider):
     async def _frames(
         self, response: aiohttp.ClientResponse, usages: list[Usage], client_wants_usage: bool
     ) -> AsyncGenerator[bytes, None]:
-        parser = SSEParser()
-        while True:
-            data = await transport_errors(self.name, response.content.readany())
-            if not data:
-                raise UpstreamError(
-                    f"{self.name}: stream ended before [DONE]", code="upstream_stream_cut"
-                )
-            for event in parser.feed(data):
-                if event.data == "[DONE]":
-                    yield DONE
-                    return
-                frame = event.data.encode()
-                try:
-                    chunk = orjson.loads(frame)
-                except orjson.JSONDecodeError:
-                    raise UpstreamError(
-                        f"{self.name}: streamed invalid JSON", code="upstream_bad_json"
-                    ) from None
-                if not isinstance(chunk, dict):
+        async for event in sse_events(self.name, response, "[DONE]"):
+            if event.data == "[DONE]":
+                yield DONE
+                return
+            frame = event.data.encode()
+            chunk = parse_json(self.name, frame, "streamed")
+            if not isinstance(chunk, dict):
+                continue
+            if "error" in chunk:
+                raise UpstreamError(f"{self.name}: {chunk['error']}", code="upstream_stream_error")
+            usage = Usage.from_openai(chunk.get("usage"))
+            if usage is not None:
+                usages.append(usage)
+                if not client_wants_usage and not chunk.get("choices"):
                     continue
-                if "error" in chunk:
-                    raise UpstreamError(
-                        f"{self.name}: {chunk['error']}", code="upstream_stream_error"
-                    )
-                usage = Usage.from_openai(chunk.get("usage"))
-                if usage is not None:
-                    usages.append(usage)
-                    if not client_wants_usage and not chunk.get("choices"):
-                        continue
-                yield b"data: " + frame + b"\n\n"
+            yield b"data: " + frame + b"\n\n"
