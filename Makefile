@@ -42,6 +42,9 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/safety.py
 	$(BIN)/python bench/language.py
 	$(BIN)/python bench/intent.py
+	$(BIN)/python bench/locomo.py
+	$(BIN)/python bench/memory_store.py
+	$(BIN)/python bench/memory_wal.py
 	$(BIN)/python bench/gateway.py $(ARGS)
 
 clean:

@@ -1,20 +1,28 @@
 """Safety layer 1 (SF-1) against labelled data: recall, false positives and speed.
 
     .venv/bin/python bench/safety.py [--data ../shared/data/safety] [--show-flagged 25]
+                                     [--show-misses CATEGORY|all] [--only accuracy|speed]
 
 Reads shell_commands_labeled.jsonl, sql_statements_labeled.jsonl (label block/allow, category)
 and nl2bash_commands.jsonl (unlabelled, mostly benign) from --data, and prints markdown tables:
 nerve's check_rules next to the seed's keyword blocklist, per file and per category; the share of
 nl2bash flagged; microseconds per check (p50/p99), including 3 KB inputs. "strict" counts a
 medium-risk verdict as blocked, as SafetyEngine(strict=True) does.
+
+Policy: the issue's own policy wins over a data label when they conflict. POLICY_CLASSES below
+names the rows where they do (found from the text alone, never from nerve's verdict); "policy
+recall / FP" is recall / FP on the rows whose label agrees with the policy.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import math
 import random
 import re
+import shlex
 import statistics
 import time
 from collections import defaultdict
@@ -41,8 +49,7 @@ SEED_PATTERNS = [
         r"rm\s+(-rf|--force)",
     )
 ]
-_KEYWORDS = [k for k in SEED_KEYWORDS.split() if k != "-rf"] + ["rm -rf"]
-_KEYWORDS = [k for k in _KEYWORDS if k != "rm"]
+_KEYWORDS = [k for k in SEED_KEYWORDS.split() if k not in ("-rf", "rm")] + ["rm -rf"]
 
 
 def seed_blocks(text: str) -> bool:
@@ -56,6 +63,51 @@ def nerve_blocks(kind: str, strict: bool) -> Callable[[str], bool]:
         return not verdict.allowed or (strict and verdict.risk_level == "medium")
 
     return judge
+
+
+# --- the issue's policy, where a label can disagree with it ------------------------------------
+POLICY_CLASSES = {
+    "workspace rm": "block label on a local rm -r/-f whose targets are all workspace-relative "
+    "paths (policy: `rm -rf ./build` is fine)",
+    "temp delete": "block label on a local delete whose targets are all under /tmp or /var/tmp "
+    "(policy: /tmp is fine)",
+    "destructive tool": "allow label on destructive git/docker/kubectl/terraform (policy: blocked)",
+}
+_TOOL = re.compile(
+    r"^\s*(?:(?:docker|podman)\s+(?:(?:system|volume|image|container|network)\s+)?prune"
+    r"|kubectl\s+delete|terraform\s+destroy"
+    r"|git\s+(?:reset\s+--hard|clean\s+-\w*f|push\s+(?:-f|--force(?![\w-]))))"
+)
+_TMP_CODE = re.compile(r"""(?:rmtree|rm_rf|rmSync|remove)\(\s*['"](?:/var)?/tmp/[^'"]*['"]\s*\)""")
+
+
+def _workspace(path: str) -> bool:
+    parts = path.removeprefix("./").split("/")
+    whole = ("", ".", "..", "*", ".*")  # the working directory itself, not a path inside it
+    return bool(path) and path[0] not in "/~$*" and ".." not in parts and parts[0] not in whole
+
+
+def policy_class(text: str, label: str) -> str | None:
+    """The POLICY_CLASSES key when the label conflicts with the issue's policy, else None."""
+    if label == "allow":
+        return "destructive tool" if _TOOL.match(text) else None
+    if _TMP_CODE.search(text) and not re.search(r"[;&|]", text.split("-c", 1)[0]):
+        return "temp delete"
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return None
+    if words[:1] == ["sudo"]:
+        words = words[1:]
+    if words[:1] != ["rm"] or any(w in ("|", ";", "&&", "||") or "`" in w for w in words):
+        return None
+    targets = [w for w in words[1:] if not w.startswith("-")]
+    if targets and all(re.match(r"(?:/var)?/tmp/[^.]", t) for t in targets):
+        return "temp delete"
+    flags = "".join(w for w in words[1:] if w.startswith("-"))
+    if targets and re.search(r"[rRf]|recursive|force", flags) and all(map(_workspace, targets)):
+        return "workspace rm"
+    return None
 
 
 def load(path: Path) -> list[dict[str, str]]:
@@ -81,16 +133,9 @@ class Score:
     def fp(self) -> str:
         return f"{self.false / self.allow:.3f}" if self.allow else "–"
 
-
-def score(
-    rows: list[dict[str, str]], judge: Callable[[str], bool]
-) -> tuple[Score, dict[str, Score]]:
-    total, per = Score(), defaultdict[str, Score](Score)
-    for row in rows:
-        blocked = judge(row["text"])
-        total.add(row["label"], blocked)
-        per[row["category"]].add(row["label"], blocked)
-    return total, per
+    def warn(self) -> str:
+        low = self.block and self.caught < 0.97 * self.block
+        return " ⚠" if low or (self.allow and self.false > 0.02 * self.allow) else ""
 
 
 def table(header: list[str], rows: Iterable[list[str]]) -> str:
@@ -99,82 +144,65 @@ def table(header: list[str], rows: Iterable[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def accuracy(data: Path) -> None:
+_HEAD = ["block", "allow", "nerve recall", "nerve FP", "strict recall", "strict FP"]
+_HEAD += ["seed recall", "seed FP"]
+
+
+def accuracy(data: Path, show: str | None) -> None:
     files = {"shell": "shell_commands_labeled.jsonl", "sql": "sql_statements_labeled.jsonl"}
-    summary: list[list[str]] = []
+    summary, policy_rows, misses = [], [], []
     for kind, name in files.items():
         rows = load(data / name)
-        nerve, nerve_cat = score(rows, nerve_blocks(kind, strict=False))
-        strict, strict_cat = score(rows, nerve_blocks(kind, strict=True))
-        seed, seed_cat = score(rows, seed_blocks)
-        summary.append(
+        judges = (nerve_blocks(kind, False), nerve_blocks(kind, True), seed_blocks)
+        totals, per = [Score(), Score(), Score()], defaultdict(lambda: [Score(), Score(), Score()])
+        agree, conflicts = Score(), defaultdict[str, Score](Score)
+        for row in rows:
+            text, label, cat = row["text"], row["label"], row["category"]
+            for i, judge in enumerate(judges):
+                blocked = judge(text)
+                totals[i].add(label, blocked)
+                per[cat][i].add(label, blocked)
+                if i == 0:
+                    klass = policy_class(text, label) if kind == "shell" else None
+                    (conflicts[klass] if klass else agree).add(label, blocked)
+                    wrong = blocked != (label == "block")
+                    if wrong and show and (show == "all" or show in cat):
+                        misses.append([cat, label, f"`{text[:100]}`".replace("|", "\\|"), klass])
+        print(f"\n### {name}: per category\n")
+        cats = [[c + s[0].warn(), str(s[0].block), str(s[0].allow)] for c, s in sorted(per.items())]
+        for row, (_, scores) in zip(cats, sorted(per.items()), strict=True):
+            row += [x for s in scores for x in (s.recall(), s.fp())]
+        print(table(["category", *_HEAD], cats))
+        n = totals[0]
+        summary.append([name, str(n.block), str(n.allow)])
+        summary[-1] += [x for s in totals for x in (s.recall(), s.fp())]
+        conflict_text = ", ".join(f"{k}: {v.block + v.allow}" for k, v in sorted(conflicts.items()))
+        policy_rows.append(
             [
                 name,
-                str(nerve.block),
-                str(nerve.allow),
-                nerve.recall(),
-                nerve.fp(),
-                strict.recall(),
-                strict.fp(),
-                seed.recall(),
-                seed.fp(),
+                f"{n.recall()} ({n.caught}/{n.block})",
+                f"{n.fp()} ({n.false}/{n.allow})",
+                conflict_text or "none",
+                f"{agree.recall()} ({agree.caught}/{agree.block})",
+                f"{agree.fp()} ({agree.false}/{agree.allow})",
             ]
         )
-        print(f"\n### {name}: per category\n")
-        cats = []
-        for cat in sorted(nerve_cat):
-            n, s, b = nerve_cat[cat], strict_cat[cat], seed_cat[cat]
-            flag = (
-                " ⚠"
-                if (n.block and n.caught < 0.97 * n.block) or (n.allow and n.false > 0.02 * n.allow)
-                else ""
-            )
-            cats.append(
-                [
-                    cat + flag,
-                    str(n.block),
-                    str(n.allow),
-                    n.recall(),
-                    n.fp(),
-                    s.recall(),
-                    s.fp(),
-                    b.recall(),
-                    b.fp(),
-                ]
-            )
+    print("\n### Per file (⚠ in the category tables: below recall 0.97 or above FP 0.02)\n")
+    print(table(["file", *_HEAD], summary))
+    print("\n### Against the issue's policy (label conflicts set aside)\n")
+    for key, rule in POLICY_CLASSES.items():
+        print(f"- **{key}**: {rule}")
+    print()
+    head = ["file", "recall", "FP", "rows in conflict", "policy recall", "policy FP"]
+    print(table(head, policy_rows))
+    if misses:
+        print(f"\n### Misses and false positives ({show})\n")
         print(
             table(
-                [
-                    "category",
-                    "block",
-                    "allow",
-                    "nerve recall",
-                    "nerve FP",
-                    "strict recall",
-                    "strict FP",
-                    "seed recall",
-                    "seed FP",
-                ],
-                cats,
+                ["category", "label", "text", "policy conflict"],
+                [[c, lbl, t, k or ""] for c, lbl, t, k in misses],
             )
         )
-    print("\n### Per file (⚠ in the category tables: below recall 0.97 or above FP 0.02)\n")
-    print(
-        table(
-            [
-                "file",
-                "block",
-                "allow",
-                "nerve recall",
-                "nerve FP",
-                "strict recall",
-                "strict FP",
-                "seed recall",
-                "seed FP",
-            ],
-            summary,
-        )
-    )
 
 
 def nl2bash(data: Path, show: int) -> None:
@@ -185,14 +213,16 @@ def nl2bash(data: Path, show: int) -> None:
     seed = sum(1 for t in rows if seed_blocks(t))
     n = len(rows)
     print("\n### nl2bash_commands.jsonl (unlabelled, mostly benign): share flagged\n")
+    head = ["commands", "nerve blocked", "nerve strict (adds medium)", "seed blocked"]
+    strict = len(blocked) + medium
     print(
         table(
-            ["commands", "nerve blocked", "nerve strict (adds medium)", "seed blocked"],
+            head,
             [
                 [
                     str(n),
                     f"{len(blocked)} ({len(blocked) / n:.2%})",
-                    f"{len(blocked) + medium} ({(len(blocked) + medium) / n:.2%})",
+                    f"{strict} ({strict / n:.2%})",
                     f"{seed} ({seed / n:.2%})",
                 ]
             ],
@@ -216,9 +246,9 @@ def nl2bash(data: Path, show: int) -> None:
         )
 
 
-def _long_inputs(rows: list[dict[str, str]], sep: str, size: int, count: int) -> list[str]:
+def _long_inputs(texts: list[str], sep: str, size: int, count: int) -> list[str]:
+    """`count` inputs of about `size` characters: random texts joined by `sep`."""
     rng = random.Random(11)
-    texts = [r["text"] for r in rows if r["label"] == "allow"]
     out = []
     for _ in range(count):
         parts: list[str] = []
@@ -228,9 +258,20 @@ def _long_inputs(rows: list[dict[str, str]], sep: str, size: int, count: int) ->
     return out
 
 
-def timings(kind: str, texts: list[str], repeat: int) -> tuple[float, float]:
+# Words that make a command look dangerous to a keyword filter (the bench's own list, so the
+# "look-alike" set does not depend on nerve's first pass).
+LOOK_ALIKE = re.compile(
+    r"(?<![\w-])(?:rm|rmdir|find|git|docker|kubectl|helm|terraform|aws|gcloud|az|psql|mysql|"
+    r"redis-cli|curl|wget|chmod|chown|mv|cp|dd|kill|pkill|killall|ssh|scp|rsync|sudo|xargs|"
+    r"systemctl|delete|drop|truncate|destroy|purge|prune|shutdown|reboot|mkfs)(?![\w-])",
+    re.IGNORECASE,
+)
+
+
+def timings(kind: str, texts: list[str], samples_wanted: int) -> tuple[float, float]:
+    """p50 and p99 µs of check_rules over passes of `texts` (at least `samples_wanted` calls)."""
     samples = []
-    for _ in range(repeat):
+    for _ in range(max(1, math.ceil(samples_wanted / len(texts)))):
         for text in texts:
             start = time.perf_counter_ns()
             check_rules(cast(Kind, kind), text)
@@ -242,21 +283,14 @@ def timings(kind: str, texts: list[str], repeat: int) -> tuple[float, float]:
 def realistic_3kb(rng: random.Random) -> tuple[list[str], list[str]]:
     """3 KB inputs of the kinds agents send: here-docs, JSON payloads, long argument lists,
     CI scripts; INSERT batches, wide SELECTs, long UPDATEs, DDL."""
-    words = [
-        "alpha",
-        "beta",
-        "gamma",
-        "delta",
-        "rm",
-        "-rf",
-        "/",
-        "drop",
-        "table",
-        "users",
-        "deploy",
-        "build",
-        "test",
-    ]
+    words = ["alpha", "beta", "gamma", "delta", "rm", "-rf", "/", "drop", "table", "users"]
+    words += ["deploy", "build", "test"]
+    steps = [
+        "set -euo pipefail", "cd /work/app", "npm ci", "npm run lint", "npm test",
+        "docker build -t app:$GIT_SHA .", "rm -rf ./dist /tmp/cache", "mkdir -p dist",
+        'echo "done at $(date)"', "tar czf dist/app.tgz build/", "python -m pytest -q",
+        "kubectl get pods -n staging", "git status --short",
+    ]  # fmt: skip
     shell, sql = [], []
     for i in range(20):
         body = "\n".join(" ".join(rng.choices(words, k=12)) for _ in range(40))[:2900]
@@ -265,21 +299,6 @@ def realistic_3kb(rng: random.Random) -> tuple[list[str], list[str]]:
         shell.append(f"curl -X POST https://api.example.com/v1/items -d '{payload}'")
         shell.append("git add " + " ".join(f"src/pkg_{k}/module_{k}.py" for k in range(120))[:3000])
         shell.append("rm -f " + " ".join(f"build/obj/file_{k}.o" for k in range(170))[:3000])
-        steps = [
-            "set -euo pipefail",
-            "cd /work/app",
-            "npm ci",
-            "npm run lint",
-            "npm test",
-            "docker build -t app:$GIT_SHA .",
-            "rm -rf ./dist /tmp/cache",
-            "mkdir -p dist",
-            'echo "done at $(date)"',
-            "tar czf dist/app.tgz build/",
-            "python -m pytest -q",
-            "kubectl get pods -n staging",
-            "git status --short",
-        ]
         shell.append("\n".join(rng.choice(steps) for _ in range(150))[:3000])
         rows = ", ".join(f"({k}, 'name {k}', {k * 3}, '2026-01-01')" for k in range(90))
         sql.append(f"INSERT INTO events (id, name, score, day) VALUES {rows}"[:3000])
@@ -292,48 +311,52 @@ def realistic_3kb(rng: random.Random) -> tuple[list[str], list[str]]:
     return shell, sql
 
 
-def speed(data: Path, repeat: int) -> None:
+def speed(data: Path, samples: int) -> None:
     shell = load(data / "shell_commands_labeled.jsonl")
     sql = load(data / "sql_statements_labeled.jsonl")
-    nl = [{"text": r["text"], "label": "allow"} for r in load(data / "nl2bash_commands.jsonl")]
+    nl = [r["text"] for r in load(data / "nl2bash_commands.jsonl")]
     real_shell, real_sql = realistic_3kb(random.Random(5))
-    dense_shell = _long_inputs(shell + nl, "\n", 3000, 40)
-    dense_sql = _long_inputs(sql, ";\n", 3000, 40)
-    for kind, texts in (("shell", [r["text"] for r in shell]), ("sql", [r["text"] for r in sql])):
-        timings(kind, texts, 1)  # warm up: imports and sqlglot's first parse
+    benign = [r["text"] for r in shell if r["label"] == "allow"] + nl
+    dense_shell = _long_inputs(benign, "\n", 3000, 100)
+    # Allowed look-alikes: one-line benign commands with a dangerous-looking word that nerve
+    # allows, so a script of them can never stop at a first blocking finding.
+    alike = [t for t in benign if "\n" not in t and LOOK_ALIKE.search(t)]
+    alike = [t for t in alike if check_rules("shell", t).allowed]
+    dense_alike = _long_inputs(alike, "\n", 3000, 100)
+    alike_blocked = sum(not check_rules("shell", t).allowed for t in dense_alike)
+    dense_sql = _long_inputs([r["text"] for r in sql if r["label"] == "allow"], ";\n", 3000, 100)
+    for kind, rows in (("shell", shell), ("sql", sql)):
+        timings(kind, [r["text"] for r in rows], 1)  # warm up: imports and sqlglot's first parse
+    gc.collect()
+    gc.freeze()  # the bench's own data is not what a check costs: keep it out of GC passes
     cases = [
-        ("shell", "shell data set (1,810)", [r["text"] for r in shell], True),
-        ("shell", "nl2bash (12,607)", [r["text"] for r in nl], False),
-        (
-            "shell",
-            "3 KB: here-docs, JSON payloads, long argument lists, CI scripts",
-            real_shell,
-            True,
-        ),
-        ("shell", "3 KB worst case: ~50 data-set commands, one per line", dense_shell, False),
-        ("sql", "SQL data set (786)", [r["text"] for r in sql], True),
+        ("shell", "shell data set", [r["text"] for r in shell], True),
+        ("shell", "nl2bash", nl, False),
+        ("shell", "3 KB: here-docs, JSON payloads, long argument lists, CI scripts",
+         real_shell, True),
+        ("shell", "3 KB worst case: ~50 benign data-set commands, one per line",
+         dense_shell, False),
+        ("shell", "3 KB worst case: ~50 allowed look-alikes, one per line (no early exit)",
+         dense_alike, False),
+        ("sql", "SQL data set", [r["text"] for r in sql], True),
         ("sql", "3 KB: INSERT batches, wide SELECTs, long UPDATEs, DDL", real_sql, True),
-        ("sql", "3 KB worst case: ~40 data-set statements", dense_sql, False),
-    ]
+        ("sql", "3 KB worst case: ~40 benign data-set statements", dense_sql, False),
+    ]  # fmt: skip
     rows = []
     mixed: dict[str, list[str]] = defaultdict(list)
     for kind, name, texts, in_mix in cases:
-        p50, p99 = timings(kind, texts, 1 if len(texts) > 5000 else repeat)
-        rows.append([kind, name, f"{p50:.1f}", f"{p99:.1f}"])
+        p50, p99 = timings(kind, texts, samples)
+        note = f", {alike_blocked} blocked" if texts is dense_alike else ""
+        rows.append([kind, f"{name} ×{len(texts)}{note}", f"{p50:.1f}", f"{p99:.1f}"])
         if in_mix:
             mixed[kind].extend(texts)
     for kind, texts in mixed.items():
-        p50, p99 = timings(kind, texts, repeat)
+        p50, p99 = timings(kind, texts, samples)
         share = sum(len(t) >= 2500 for t in texts) / len(texts)
-        rows.append(
-            [
-                kind,
-                f"**data set + realistic 3 KB ({share:.0%} of checks)**",
-                f"{p50:.1f}",
-                f"{p99:.1f}",
-            ]
-        )
-    print("\n### Speed: µs per check_rules call (one core)\n")
+        name = f"**data set + realistic 3 KB ({share:.0%} of checks)**"
+        rows.append([kind, name, f"{p50:.1f}", f"{p99:.1f}"])
+    gc.unfreeze()
+    print(f"\n### Speed: µs per check_rules call (one core, ≥{samples:,} calls per row)\n")
     print(table(["kind", "inputs", "p50 µs", "p99 µs"], rows))
 
 
@@ -341,11 +364,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "safety")
     parser.add_argument("--show-flagged", type=int, default=25, help="nl2bash sample size")
-    parser.add_argument("--repeat", type=int, default=3, help="timing passes per input set")
+    parser.add_argument("--show-misses", metavar="CATEGORY", help="a category substring or all")
+    parser.add_argument("--samples", type=int, default=2000, help="timed calls per speed row")
+    parser.add_argument("--only", choices=("accuracy", "speed"))
     args = parser.parse_args()
-    accuracy(args.data)
-    nl2bash(args.data, args.show_flagged)
-    speed(args.data, args.repeat)
+    if args.only != "speed":
+        accuracy(args.data, args.show_misses)
+        nl2bash(args.data, args.show_flagged)
+    if args.only != "accuracy":
+        speed(args.data, args.samples)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,12 @@ from nerve.server import NerveApp, build_app
 from tests.fakes.upstream import FakeUpstream
 
 
+@pytest.fixture(autouse=True)
+def _in_a_fresh_directory(tmp_path, monkeypatch):
+    """Relative default paths (.nerve/ data, the memory WAL) land in a fresh directory."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture
 def upstream() -> Iterator[FakeUpstream]:
     with FakeUpstream(name="primary") as fake:

@@ -159,7 +159,8 @@ class AssistantConfig(_Strict):
 
 class WalConfig(_Strict):
     enabled: bool = True
-    encrypt: bool = False
+    encrypt: bool = False  # AES-GCM with the key in $NERVE_WAL_KEY (32 bytes, base64)
+    path: str | None = None  # default: memory.wal beside the SQLite file, else .nerve/
 
 
 class MemoryConfig(_Strict):
@@ -168,6 +169,7 @@ class MemoryConfig(_Strict):
     short_term_cap: int = Field(50, ge=1)
     max_contexts: int = Field(5, ge=1)
     auto_recall: bool = True
+    max_data_bytes: int = Field(65536, ge=256, le=16 * 1024 * 1024)
     wal: WalConfig = WalConfig()
 
 

@@ -23,10 +23,11 @@ from starlette.responses import JSONResponse, Response
 
 from nerve import __version__
 from nerve.config import Config, load_config
-from nerve.errors import NerveError, PayloadTooLarge, RequestError
+from nerve.errors import NerveError, NotFound, PayloadTooLarge, RequestError
 from nerve.gateway.app import GatewayState, gateway_routes
 from nerve.gateway.chat import send_error
 from nerve.gateway.resilience import Clock
+from nerve.memory import Memory, build_memory, memory_router
 from nerve.pipeline import build_pipeline
 from nerve.pipeline.routes import pipeline_router
 
@@ -40,14 +41,21 @@ class NerveApp:
     def __init__(self, config: Config, *, clock: Clock = time.monotonic) -> None:
         self.config = config
         self.gateway = GatewayState(config, clock=clock)
-        self.pipeline = build_pipeline(config, self._ask)
+        self._memory: Memory | None = None
+        self.pipeline = build_pipeline(config, self._ask, remember=self._remember)
 
         @contextlib.asynccontextmanager
         async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             await self.gateway.open()
+            if config.memory.enabled:
+                memory = build_memory(config)
+                await memory.open()
+                self._memory = memory
             try:
                 yield
             finally:
+                if self._memory is not None:
+                    await self._memory.close()
                 await self.gateway.close()
 
         self.api = FastAPI(
@@ -65,11 +73,28 @@ class NerveApp:
             },
         )
         self.api.include_router(pipeline_router(lambda: self.pipeline))
+        self.api.include_router(
+            memory_router(lambda: self.memory, max_contexts=config.memory.max_contexts)
+        )
         self.api.router.routes.extend(gateway_routes(self.gateway))
         self.limited = BodyLimit(self.api, config.limits.max_body_bytes)
 
     async def _ask(self, messages: list[dict[str, Any]], **extra: Any) -> str:
         return await self.gateway.gateway.ask(messages, **extra)
+
+    @property
+    def memory(self) -> Memory:
+        if self._memory is None:
+            raise NotFound("memory is disabled in this server's config (memory.enabled: false)",
+                           code="memory_disabled")  # fmt: skip
+        return self._memory
+
+    async def _remember(self, text: str, user_id: str, summary: dict[str, Any]) -> None:
+        if self._memory is not None:
+            await self._memory.store_memory(
+                user_id, tier="episodic", intent=summary["intent"], importance=0.5,
+                data={"text": text, **summary}, language=summary.get("language"),
+            )  # fmt: skip
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"] == CHAT_PATH and scope["method"] == "POST":

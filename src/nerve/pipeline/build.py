@@ -16,8 +16,8 @@ from nerve.config import Config
 from nerve.intent import IntentClassifier
 from nerve.intent.llm import response_format
 from nerve.pipeline.handlers import Handler, Handlers, Understood
-from nerve.pipeline.process import Pipeline
-from nerve.safety import Kind, SafetyEngine
+from nerve.pipeline.process import MemoryHook, Pipeline
+from nerve.safety import Kind, SafetyEngine, Verdict
 
 __all__ = ["ANSWERED_INTENTS", "Ask", "answer_handler", "build_pipeline"]
 
@@ -57,7 +57,28 @@ def llm_judge(ask: Ask, *, model: str) -> Callable[[Kind, str], Awaitable[tuple[
     return judge
 
 
-def build_pipeline(config: Config, ask: Ask | None) -> Pipeline:
+Remember = Callable[[str, str, dict[str, Any]], Awaitable[None]]  # (text, user_id, summary)
+
+
+def memory_hook(remember: Remember) -> MemoryHook:
+    """What `process` keeps of each request: the text, what it meant, what happened."""
+
+    async def hook(request: Understood, verdict: Verdict, execution: dict[str, Any] | None) -> None:
+        languages = request.language.languages
+        await remember(request.text, request.user_id, {
+            "intent": request.intent.intent,
+            "parameters": request.intent.parameters,
+            "language": languages[0] if languages else None,
+            "allowed": verdict.allowed,
+            "status": (execution or {}).get("status", "not_executed"),
+        })  # fmt: skip
+
+    return hook
+
+
+def build_pipeline(
+    config: Config, ask: Ask | None, *, remember: Remember | None = None
+) -> Pipeline:
     intent_route = config.intent.llm_route
     llm = None
     if ask is not None and intent_route:
@@ -80,4 +101,5 @@ def build_pipeline(config: Config, ask: Ask | None) -> Pipeline:
     if ask is not None and config.pipeline.answer_model:
         for intent in ANSWERED_INTENTS:
             handlers.register(intent, answer_handler(ask, model=config.pipeline.answer_model))
-    return Pipeline(intents=intents, safety=safety, handlers=handlers)
+    memory = memory_hook(remember) if remember is not None and config.memory.enabled else None
+    return Pipeline(intents=intents, safety=safety, handlers=handlers, memory=memory)

@@ -3,7 +3,10 @@
 Most cloud and SaaS CLIs share one grammar: `tool [group...] VERB [args]` (`aws s3 rb`, `gcloud
 sql instances delete`, `vault kv destroy`, `op item delete`). The generic rule reads the first
 subcommand-like words and flags and judges the verb, so a CLI nerve has never heard of is still
-caught when it deletes. Verbs that only pause or archive are `medium`.
+caught when it deletes. Verbs that only pause or archive are `medium`. Some verbs are judged
+with their object: `clean` of stored data, `roll`/`rotate` of a credential, `cancel`/`void` of a
+subscription or invoice, `restore` of a backup, `force-unlock`, an invalidation of every path.
+HTTP clients are judged by method and endpoint (DELETE, `/delete_by_query`, `/_close`).
 """
 
 from __future__ import annotations
@@ -15,13 +18,21 @@ from nerve.safety.paths import classify, is_os_critical
 from nerve.safety.sql import check_sql
 from nerve.safety.verdict import LOW, Finding, RiskLevel, higher, wordset
 
-__all__ = ["CLI_RULES", "HIGH_VERBS", "IMPLICIT", "MEDIUM_VERBS", "generic_cli", "sql_client"]
+__all__ = [
+    "CLI_RULES",
+    "HIGH_VERBS",
+    "IMPLICIT",
+    "MEDIUM_VERBS",
+    "OBJECT_VERB_WORDS",
+    "generic_cli",
+    "sql_client",
+]
 
 HIGH_VERBS = wordset(
     "delete del destroy remove rm rb purge drop erase wipe terminate prune forget truncate "
     "flush flushall flushdb deregister unregister revoke deletefile rmdir rmdirs dedupe "
     "unsubscribe undeploy deprovision decommission nuke reset disable compact publish dropdb "
-    "dropuser clear"
+    "dropuser clear unpublish yank"
 )
 MEDIUM_VERBS = wordset(
     "clean cleanup kill stop archive cancel rollback untag uninstall deploy recreate restart "
@@ -38,6 +49,8 @@ _PACKAGE_MANAGERS = wordset(
     "pip pip3 pipx uv poetry pdm npm yarn pnpm bun apt apt-get aptitude yum dnf zypper pacman "
     "apk brew port snap flatpak gem cargo go conda mamba choco scoop winget"
 )
+# Removing a package is undone by installing it again; a published release cannot be replaced.
+_RELEASE_VERBS = frozenset({"publish", "unpublish", "yank"})
 _SYNC_WORDS = frozenset({"sync", "rsync", "mirror"})
 _SECRET_WRITES = frozenset({"put", "update", "set"})
 _SECRET_WORDS = frozenset({"secret", "secrets"})
@@ -48,6 +61,52 @@ _DRY_RUN = frozenset(
 )
 _SUBCOMMAND = re.compile(r"[a-z][a-z0-9]*(?:[-_:][a-z0-9]+)*")
 _SEGMENTS = re.compile(r"[-_:]")
+
+
+# Verbs whose danger depends on what they act on: (verbs, objects, the object must be in the
+# same word or the program's name, what it does). `splunk clean eventdata`, `stripe api_keys
+# roll`, `stripe invoices void`, `gitlab-rake gitlab:backup:restore`, `tool force-unlock`.
+_OBJECT_VERBS = (
+    (
+        wordset("clean cleanup"),
+        wordset("eventdata userdata data database databases db index indexes indices kvstore"),
+        False,
+        "deletes stored data, not a cache",
+    ),
+    (
+        wordset("roll rotate regenerate"),
+        wordset("key keys apikey apikeys token tokens secret secrets credential credentials"),
+        False,
+        "replaces a live credential: whatever still uses the old one fails",
+    ),
+    (
+        wordset("cancel void refund"),
+        wordset("subscription subscriptions invoice invoices charge charges payment intents"),
+        False,
+        "cancels a live subscription or payment",
+    ),
+    (wordset("restore"), wordset("backup"), True, "restores a backup over the live data"),
+    (wordset("break force"), wordset("lock unlock"), True, "breaks a lock another process holds"),
+)
+# What the first pass (triggers.py) must notice for these classes; the other verbs already are.
+OBJECT_VERB_WORDS = wordset("roll rotate regenerate void refund break-lock force-unlock")
+_INVALIDATE = frozenset({"invalidation", "invalidate", "invalidations"})
+_EVERY_PATH = frozenset({"/*", "*", "/"})
+
+
+def _object_verbs(inv: Invocation, seen: list[str]) -> Finding | None:
+    own = set(_SEGMENTS.split(inv.prog))
+    words = [set(_SEGMENTS.split(w)) for w in seen]
+    every = own.union(*words)
+    for verbs, objects, near, what in _OBJECT_VERBS:
+        for word, segments in zip(seen, words, strict=True):
+            if segments & verbs and ((own | segments) if near else every) & objects:
+                return Finding("high", f"{inv.prog} {' '.join(seen)}: '{word}' {what}")
+    if any(_INVALIDATE & s for s in words) and any(
+        a.split("=", 1)[-1] in _EVERY_PATH for a in inv.args
+    ):
+        return Finding("high", f"{inv.prog} invalidates every cached path at once")
+    return None
 
 
 def _verb_level(word: str) -> str | None:
@@ -115,7 +174,7 @@ def generic_cli(inv: Invocation) -> Finding:
             best = higher(best, Finding("high", f"{inv.prog} {arg} overwrites a stored secret"))
             continue
         risk = _verb_level(arg)
-        if risk == "high" and inv.prog in _PACKAGE_MANAGERS:
+        if risk == "high" and inv.prog in _PACKAGE_MANAGERS and not segments & _RELEASE_VERBS:
             risk = "medium"  # removing a package: it can be installed again
         if risk is None or (segments & _REBUILD_VERBS and (set(seen) | segments) & _CACHE_WORDS):
             continue
@@ -127,7 +186,7 @@ def generic_cli(inv: Invocation) -> Finding:
                 f"{inv.prog} {action}: '{arg}' is a destructive operation",
             ),
         )
-    return best
+    return higher(best, _object_verbs(inv, seen)) if seen and not best.blocks else best
 
 
 _HTTP_METHOD_OPTS = frozenset({"-X", "--request", "--method", "-m"})
@@ -137,6 +196,11 @@ _HTTP_VERB_IN_PATH = re.compile(
     re.IGNORECASE,
 )
 _METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
+# Search-cluster admin endpoints (Elasticsearch, OpenSearch) that take an index offline or
+# change the whole cluster's behaviour.
+_ADMIN_ENDPOINT = re.compile(
+    r"/_(?:close|freeze|shutdown|disable)(?:$|[/?])|/_cluster/(?:settings|reroute)(?:$|[/?])"
+)
 
 
 def _http(inv: Invocation) -> Finding:
@@ -166,6 +230,12 @@ def _http(inv: Invocation) -> Finding:
             path = url.split("://", 1)[-1].partition("/")[2]
             if _HTTP_VERB_IN_PATH.search("/" + path):
                 return Finding("high", f"{inv.prog} calls a delete endpoint ({url})")
+            if _ADMIN_ENDPOINT.search("/" + path):
+                return Finding(
+                    "high",
+                    f"{inv.prog} {method} {url} takes an index offline or changes the "
+                    "whole cluster's settings",
+                )
     return LOW
 
 

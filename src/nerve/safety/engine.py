@@ -29,7 +29,7 @@ _MAX_TEXT = 512_000
 
 def _sql_or_shell(content: str) -> Finding:
     found, is_sql = analyze_sql(content)
-    if not is_sql:  # not SQL (mysqladmin drop db, a shell line): judge it as a command
+    if not is_sql and not found.blocks:  # not SQL (mysqladmin drop db): judge it as a command
         found = higher(found, check_shell(content))
     return found
 

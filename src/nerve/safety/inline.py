@@ -97,9 +97,17 @@ def check_code(code: str, inv: Invocation) -> Finding:
     return higher(best, api_calls(code, inv.prog))
 
 
+# Billing objects whose cancel/void/refund stops a live subscription or payment.
+_BILLING_CALL = re.compile(
+    r"(?i:subscriptions?|invoices?|charges?|payment_?intents?)"
+    r"\.(?P<name>cancel|void|refund)\w*\s*\("
+)
+
+
 def api_calls(code: str, who: str) -> Finding:
-    """Method calls named like deletions: `client.deleteIndex(...)`, `Project.destroy_all`."""
-    m = _API_CALL.search(code)
+    """Method calls named like deletions: `client.deleteIndex(...)`, `Project.destroy_all`, and
+    cancellations of billing objects: `gateway.subscription.cancel(...)`."""
+    m = _API_CALL.search(code) or _BILLING_CALL.search(code)
     if m is None:
         return LOW
     return Finding("high", f"{who} calls the destructive API .{m.group('name')}")

@@ -21,6 +21,7 @@ class Ctx:
     depth: int = 0
     remote: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    version: int = 0  # bumped on every assignment: a line judged at this version means the same
 
     def nested(self, text: str, label: str, *, remote: bool = False) -> Finding:
         """Judge text that this command will run as a script (bash -c, eval, ssh host CMD)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 __all__ = ["Command", "Pipeline", "Redirect", "Script", "lex"]
 
@@ -49,6 +50,9 @@ Script = list[Pipeline]
 
 def lex(text: str) -> Script:
     """Parse shell text into pipelines of commands; lenient, never raises."""
+    if text.isascii() and not _NOT_SIMPLE.search(text):  # one command of plain words
+        words = text.split()
+        return [Pipeline([Command(words)])] if words else []
     if not _NEEDS_FULL.search(text):
         fast = _lex_flat(text)
         if fast is not None:
@@ -56,16 +60,22 @@ def lex(text: str) -> Script:
     return _Lexer(text, 0).script(None)[0]
 
 
-# Text without substitutions, here-documents or ANSI-C quotes (most commands) is lexed with one
-# regular expression; the character-level lexer below handles the rest.
+# Text without substitutions, here-documents or ANSI-C quotes (most commands) is cut into tokens
+# by one findall (blanks match nothing, so they cost no Python step) and each token is told apart
+# by its first character; the character-level lexer below handles the rest. A quote or backslash
+# no word can take (an unbalanced quote), or an unusual space character, hands the text to the
+# lenient lexer. A command of plain words (no operator, redirection, quote, escape, comment,
+# expansion or newline; only spaces and tabs as blanks, not str.split's other separators) is
+# just split.
+_NOT_SIMPLE = re.compile(r"[;&|()<>'\"\\#$`\n\x0b\x0c\x1c-\x1f]")
 _NEEDS_FULL = re.compile(r"\$\(|`|<<|\$'|[<>]\(|IFS|\\\n|\$\{")
 _FLAT = re.compile(
-    r"""(?P<blank>[ \t\r\f\v]+)|(?P<nl>\n)|(?P<comment>\#[^\n]*)
-    |(?P<redir>\d*(?:&>>|&>|>>|>&|<&|<>|>\||<|>))
-    |(?P<op>&&|\|\||;;|\|&|[;&|()])
-    |(?P<word>(?:[^\s;&|()<>'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+)""",
+    r"""\n|\#[^\n]*|\d*(?:&>>|&>|>>|>&|<&|<>|>\||<|>)|&&|\|\||;;|\|&|[;&|()]
+    |(?:[^\s;&|()<>'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+|['"\\]|[^\S \t\r\f\v\n]""",
     re.X | re.S,
 )
+_OPS = frozenset(["\n", "&&", "||", ";;", "|&", ";", "&", "|", "(", ")"])
+_REDIR_HEADS = ("<", ">", "&")  # after a file-descriptor number: 2>&1, 3<file
 _QUOTED = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", re.S)
 _DQ_ESCAPE = re.compile(r"\\([$`\"\\])")
 
@@ -78,37 +88,41 @@ def _unquote(m: re.Match[str]) -> str:
     return m.group(3)
 
 
+@lru_cache(maxsize=4096)
+def _unquote_word(word: str) -> str:
+    """Quote removal for one word (cached: the same quoted words come back again and again)."""
+    return _QUOTED.sub(_unquote, word)
+
+
 def _lex_flat(text: str) -> Script | None:
     pipelines: Script = []
     pipe = Pipeline()
     cmd = Command()
     redirect_op: str | None = None
-    pos, n = 0, len(text)
-    while pos < n:
-        m = _FLAT.match(text, pos)
-        if m is None:
-            return None  # an unbalanced quote: let the full lexer be lenient about it
-        pos = m.end()
-        kind = m.lastgroup
-        if kind == "word":
-            word = m.group()
-            if "'" in word or '"' in word or "\\" in word:
-                word = _QUOTED.sub(_unquote, word)
-            if redirect_op is None:
-                cmd.words.append(word)
-            else:
-                cmd.redirects.append(Redirect(redirect_op, word))
-                redirect_op = None
-        elif kind == "redir":
-            redirect_op = m.group().lstrip("0123456789")
-        elif kind == "op" or kind == "nl":
-            op = m.group()
+    for tok in _FLAT.findall(text):
+        first = tok[0]
+        if tok in _OPS:
+            redirect_op = None  # a redirection with no file: the next word is not its target
             if cmd.words or cmd.redirects:
                 pipe.commands.append(cmd)
                 cmd = Command()
-            if op not in ("|", "|&") and pipe.commands:
+            if tok != "|" and tok != "|&" and pipe.commands:
                 pipelines.append(pipe)
                 pipe = Pipeline()
+        elif first == "#":
+            continue  # a comment
+        elif first in "<>&" or (first.isdigit() and tok.lstrip("0123456789")[:1] in _REDIR_HEADS):
+            redirect_op = tok.lstrip("0123456789")
+        elif len(tok) == 1 and (first in "'\"\\" or first.isspace()):
+            return None  # an unbalanced quote: let the full lexer be lenient about it
+        else:
+            if "'" in tok or '"' in tok or "\\" in tok:
+                tok = _unquote_word(tok)
+            if redirect_op is None:
+                cmd.words.append(tok)
+            else:
+                cmd.redirects.append(Redirect(redirect_op, tok))
+                redirect_op = None
     if cmd.words or cmd.redirects:
         pipe.commands.append(cmd)
     if pipe.commands:
@@ -164,8 +178,9 @@ class _Lexer:
             redirect_op = None
 
         def end_command(pipe_on: bool) -> None:
-            nonlocal cmd, pipe
+            nonlocal cmd, pipe, redirect_op
             end_word()
+            redirect_op = None  # `cmd >` then a newline: the next word is a command, not a file
             if cmd.words or cmd.redirects or cmd.subs:
                 pipe.commands.append(cmd)
             cmd = Command()

@@ -5,7 +5,9 @@ text into statements and finds each one's verb and top-level clauses; comments b
 `DROP/**/TABLE` is `DROP TABLE`, and MySQL's executable `/*! ... */` comments are read as code.
 WHERE predicates are parsed with sqlglot and evaluated, so `WHERE 1=1`, `WHERE 'a'='a' OR x`
 and `WHERE TRUE` count as no WHERE at all. Tokenizing with sqlglot itself costs ~3 ms for 3 KB;
-this costs a tenth of that, and sqlglot only ever sees a predicate.
+this costs a tenth of that, and sqlglot only ever sees a predicate. Statements are judged in
+order and judging stops at the first high or critical one; keyword searches run once over a
+lower-cased copy with strings and comments blanked.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ __all__ = ["analyze_sql", "check_sql"]
 # sqlglot logs unsupported syntax as warnings on stderr; a safety check must stay quiet.
 logging.getLogger("sqlglot").setLevel(logging.CRITICAL)
 
+# Keywords that can make SQL dangerous, searched for in lower-cased text: a case-sensitive
+# pattern lets the regex engine skip ahead on each word's first letter, IGNORECASE does not.
 _PREFILTER = re.compile(
     r"drop|truncate|delete|update|alter|grant|exec|prepare|shutdown|insert|replace|merge|"
-    r"xp_cmdshell|outfile|dumpfile|load_file|program|/\*!",
-    re.IGNORECASE,
+    r"xp_cmdshell|outfile|dumpfile|load_file|program|/\*!"
 )
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)
@@ -278,35 +281,37 @@ def _exec(stmt: list[_Tok]) -> Finding:
 
 
 def analyze_sql(text: str) -> tuple[Finding, bool]:
-    """The riskiest statement's finding, and whether the text read as SQL at all."""
+    """The first blocking statement's finding (else the riskiest), and whether the text read
+    as SQL at all. Statements are judged in order; judging stops at a high or critical one."""
     text = normalize(text)
     if "/*!" in text:
         text = _EXEC_COMMENT.sub(r" \1 ", text)
-    if not _PREFILTER.search(text):
+    if not _PREFILTER.search(text.lower()):
         return LOW, True
     # An odd number of quotes: a fragment meant to be pasted inside a string literal (SQL
     # injection). Close the string first, then judge what follows it.
     quote = next((q for q in ("'", '"') if (text.count(q) - text.count("\\" + q)) % 2), None)
     injected = quote is not None
     source = quote + text if quote else text
+    danger = _PREFILTER if injected else _DANGER
+    blanked, lowered, spans = _split(source)
     best, is_sql = LOW, False
-    for n, (start, end, clean) in enumerate(_split(source)):  # each statement judged alone
-        head = _HEAD.search(clean)
-        is_sql = (
-            is_sql
-            or (head is not None and head.group().upper() in _STARTS)
-            or (injected and n == 0)
-        )
-        if not (_PREFILTER if injected else _DANGER).search(clean):
+    for n, (start, end) in enumerate(spans):  # each statement judged alone
+        head = _HEAD.search(blanked, start, end)
+        verb = head.group().upper() if head else ""
+        is_sql = is_sql or verb in _STARTS or (injected and n == 0)
+        if not danger.search(lowered, start, end):
             continue  # nothing dangerous outside its strings and comments
         chunk = source[start:end]
-        verb = head.group().upper() if head else ""
         if verb in ("DELETE", "UPDATE") and not injected:
-            best = higher(best, _fast_where(chunk, clean, head.end() if head else 0, verb))
-            continue
-        for stmt in _tokenize(chunk):
-            best = higher(best, _statement(stmt, chunk, injected))
-        if best.risk == "critical":
+            after = head.end() - start if head else 0
+            best = higher(best, _fast_where(chunk, lowered[start:end], after, verb))
+        else:
+            for stmt in _tokenize(chunk):
+                best = higher(best, _statement(stmt, chunk, injected))
+                if best.blocks:
+                    break
+        if best.blocks:
             break
     return best, is_sql
 
@@ -320,16 +325,13 @@ _COARSE = re.compile(
 _HEAD = re.compile(r"[A-Za-z_]\w*")
 _DANGER = re.compile(
     r"drop|truncate|delete|update|alter|grant|exec|prepare|shutdown|xp_cmdshell|outfile|"
-    r"dumpfile|load_file|program",
-    re.IGNORECASE,
+    r"dumpfile|load_file|program"
 )
-_CLAUSES = re.compile(
-    r"[()]|\b(?:where|order|limit|returning|group|option|offset|output)\b", re.IGNORECASE
-)
+_CLAUSES = re.compile(r"[()]|\b(?:where|order|limit|returning|group|option|offset|output)\b")
 
 
 def _fast_where(chunk: str, blanked: str, after: int, verb: str) -> Finding:
-    """DELETE/UPDATE without tokenizing: top-level WHERE found on the blanked text."""
+    """DELETE/UPDATE without tokenizing: top-level WHERE found on the blanked, lower-cased text."""
     depth, where, end = 0, -1, len(chunk)
     for m in _CLAUSES.finditer(blanked, after):
         word = m.group()
@@ -350,24 +352,31 @@ def _fast_where(chunk: str, blanked: str, after: int, verb: str) -> Finding:
     return LOW
 
 
-def _split(source: str) -> list[tuple[int, int, str]]:
-    """Statements as (start, end, the text with strings and comments blanked), in one pass.
+def _split(source: str) -> tuple[str, str, list[tuple[int, int]]]:
+    """The text with strings and comments blanked (same length, so offsets stay valid), its
+    lower-cased copy, and each statement's (start, end), in one pass.
 
     Long runs of plain code are one match each, so a 3 KB statement costs a few dozen steps;
     only statements with a dangerous keyword outside strings and comments are tokenized.
     """
-    out: list[tuple[int, int, str]] = []
+    spans: list[tuple[int, int]] = []
     start, parts = 0, list[str]()
     for m in _COARSE.finditer(source):
         if m.lastgroup == "semi":
-            out.append((start, m.start(), "".join(parts)))
-            start, parts = m.end(), []
+            spans.append((start, m.start()))
+            start = m.end()
+            parts.append(" ")
         elif m.group("skip") is not None:
-            parts.append(" " * (m.end() - m.start()))  # same length: offsets stay valid
+            parts.append(" " * (m.end() - m.start()))
         else:
             parts.append(m.group())
-    out.append((start, len(source), "".join(parts)))
-    return [s for s in out if s[2].strip()]
+    spans.append((start, len(source)))
+    blanked = "".join(parts)
+    return (
+        blanked,
+        blanked.lower(),
+        [(a, b) for a, b in spans if not blanked[a:b].isspace() and a < b],
+    )
 
 
 def check_sql(text: str) -> Finding:

@@ -159,6 +159,8 @@ def _iac(inv: Invocation) -> Finding:
     if "destroy" in pos[:2] or ("apply" in pos[:2] and ({"-destroy", "--destroy"} & flags)):
         level: RiskLevel = "high" if targeted else "critical"
         return Finding(level, f"{inv.prog} destroy tears down managed infrastructure")
+    if "force-unlock" in pos[:1]:
+        return Finding("high", f"{inv.prog} force-unlock breaks a lock another run may hold")
     if pos[:1] == ["state"] and len(pos) > 1 and pos[1] in ("rm", "delete", "remove"):
         return Finding("high", f"{inv.prog} state rm drops resources from state")
     if "apply" in pos[:1] and ({"-auto-approve", "--auto-approve", "--yes", "-y"} & flags):

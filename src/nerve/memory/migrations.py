@@ -1,0 +1,200 @@
+"""The memory schema as an ordered list of migrations per backend, applied by `open`.
+
+The pending migrations run in one transaction together with their rows in `schema_version`,
+under a lock (SQLite's write lock, a PostgreSQL advisory lock), so concurrent openers apply each
+migration once and a crash leaves the previous version intact. To change the schema, append a
+`Migration` to both lists (never edit an applied one) and keep the two backends' tables
+equivalent: the same test suite runs on both.
+
+Every records index ends in `created_at, id`, the full "newest first" order: a filtered query
+reads its own index in order, with no sort, and SQLite's planner (which has no statistics until
+`PRAGMA optimize` runs) picks the most selective index instead of the one that alone avoids
+a sort.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # asyncpg is only needed by the PostgreSQL backend
+    import aiosqlite
+    import asyncpg
+
+__all__ = [
+    "POSTGRES",
+    "SQLITE",
+    "Migration",
+    "SchemaTooNew",
+    "migrate_postgres",
+    "migrate_sqlite",
+    "quote_ident",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was migrated by a newer nerve than this one."""
+
+
+def _pending(current: int, migrations: list[Migration]) -> list[Migration]:
+    """The migrations still to apply to a database at `current`."""
+    latest = migrations[-1].version
+    if current > latest:
+        raise SchemaTooNew(
+            f"the memory database is at schema version {current}, newer than this nerve knows "
+            f"({latest}); upgrade nerve or point it at another database"
+        )
+    return [m for m in migrations if m.version > current]
+
+
+VERSION_TABLE = (
+    "CREATE TABLE IF NOT EXISTS schema_version ("
+    " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"
+)
+
+_INDEXES = (
+    "CREATE INDEX records_user_created ON records (user_id, created_at, id)",
+    "CREATE INDEX records_user_intent ON records (user_id, intent, created_at, id)",
+    "CREATE INDEX records_user_tier ON records (user_id, tier, created_at, id)",
+    "CREATE INDEX records_user_kind ON records (user_id, kind, created_at, id)",
+    "CREATE INDEX records_user_session ON records (user_id, session_id, created_at, id)",
+    "CREATE INDEX fact_history_key"
+    " ON fact_history (user_id, entity_key, attribute_key, changed_at)",
+)
+
+SQLITE: list[Migration] = [
+    Migration(
+        1,
+        "records and fact history",
+        (
+            """CREATE TABLE records (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                tier TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                intent TEXT NOT NULL,
+                language TEXT,
+                session_id TEXT,
+                data TEXT NOT NULL,
+                text TEXT NOT NULL,
+                importance REAL NOT NULL,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                accessed_at REAL NOT NULL DEFAULT 0,
+                access_count INTEGER NOT NULL DEFAULT 0
+            )""",
+            # entity_key/attribute_key: trimmed and case-folded in Python, as fact_id does.
+            """CREATE TABLE fact_history (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                user_id TEXT NOT NULL,
+                entity TEXT NOT NULL,
+                attribute TEXT NOT NULL,
+                entity_key TEXT NOT NULL,
+                attribute_key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                session_id TEXT,
+                changed_at REAL NOT NULL
+            )""",
+            *_INDEXES,
+        ),
+    ),
+]
+
+# `json`, not `jsonb`: jsonb rewrites numbers (the float 1e16 comes back as the int 10**16) and
+# reorders keys, so records would not round-trip exactly nor match SQLite. Nothing queries
+# inside `data`; if that changes, add a jsonb column or an expression index in a migration.
+POSTGRES: list[Migration] = [
+    Migration(
+        1,
+        "records and fact history",
+        (
+            # id in byte order, as SQLite compares it: ties on created_at and the keyset of
+            # `scan` order the same way whatever the database's collation.
+            """CREATE TABLE records (
+                id TEXT COLLATE "C" PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                tier TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                intent TEXT NOT NULL,
+                language TEXT,
+                session_id TEXT,
+                data JSON NOT NULL,
+                text TEXT NOT NULL,
+                importance DOUBLE PRECISION NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL,
+                updated_at DOUBLE PRECISION NOT NULL,
+                accessed_at DOUBLE PRECISION NOT NULL DEFAULT 0,
+                access_count BIGINT NOT NULL DEFAULT 0
+            )""",
+            """CREATE TABLE fact_history (
+                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                entity TEXT NOT NULL,
+                attribute TEXT NOT NULL,
+                entity_key TEXT NOT NULL,
+                attribute_key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                session_id TEXT,
+                changed_at DOUBLE PRECISION NOT NULL
+            )""",
+            *_INDEXES,
+        ),
+    ),
+]
+
+
+async def migrate_sqlite(db: aiosqlite.Connection) -> list[int]:
+    """Apply what is missing; returns the versions applied. `db` is in autocommit mode."""
+    await db.execute("BEGIN IMMEDIATE")
+    try:
+        await db.execute(VERSION_TABLE)
+        rows = await db.execute_fetchall("SELECT COALESCE(MAX(version), 0) FROM schema_version")
+        pending = _pending(int(next(iter(rows))[0]), SQLITE)
+        for migration in pending:
+            for statement in migration.statements:
+                await db.execute(statement)
+            await db.execute(
+                "INSERT INTO schema_version VALUES (?, ?, ?)",
+                (migration.version, migration.name, time.time()),
+            )
+        await db.execute("COMMIT")
+    except BaseException:
+        await db.rollback()
+        raise
+    return [m.version for m in pending]
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+async def migrate_postgres(
+    conn: asyncpg.Connection | asyncpg.pool.PoolConnectionProxy, schema: str
+) -> list[int]:
+    """Create `schema` if missing and apply what is missing; `conn`'s search_path is `schema`."""
+    key = hashlib.blake2b(f"nerve.memory:{schema}".encode(), digest_size=8).digest()
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", int.from_bytes(key, signed=True))
+        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_ident(schema)}")
+        await conn.execute(VERSION_TABLE)
+        current = await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM schema_version")
+        pending = _pending(int(current), POSTGRES)
+        for migration in pending:
+            for statement in migration.statements:
+                await conn.execute(statement)
+            await conn.execute(
+                "INSERT INTO schema_version VALUES ($1, $2, $3)",
+                migration.version,
+                migration.name,
+                time.time(),
+            )
+    return [m.version for m in pending]

@@ -1,0 +1,331 @@
+"""Memory's Python API: store, recall, events, facts, forget (SPEC ME-1..ME-7).
+
+`Memory` is what the REST routes, the CLI, the MCP tools and the assistant call. It validates
+input (a bad field is a RequestError naming it; nothing is half-written), keeps the short-term
+tier in process, persists the rest through a `MemoryStore` (the WAL in front of it when
+configured) and keeps the search index in step with the store: rebuilt from the store at open,
+updated on every write and delete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
+import orjson
+
+from nerve.errors import RequestError
+from nerve.memory.decay import decayed_score, ranked_score
+from nerve.memory.events import EVENT_IMPORTANCE, validate_event
+from nerve.memory.index import SearchIndex
+from nerve.memory.model import TIERS, FactChange, Kind, Record, Tier, fact_id
+from nerve.memory.store import MemoryStore, Query
+
+__all__ = ["Memory", "Recalled", "Stored"]
+
+log = logging.getLogger("nerve.memory")
+MAX_USER_ID = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    stored: bool
+    id: str | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stored": self.stored, "id": self.id, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    record: Record
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.record.to_dict(), "score": round(self.score, 6)}
+
+
+class Memory:
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        importance_threshold: float = 0.4,
+        short_term_cap: int = 50,
+        max_data_bytes: int = 64 * 1024,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.index = SearchIndex()
+        self.threshold = importance_threshold
+        self.short_term_cap = short_term_cap
+        self.max_data_bytes = max_data_bytes
+        self.clock = clock
+        self._short: defaultdict[str, deque[Record]] = defaultdict(
+            lambda: deque(maxlen=short_term_cap)
+        )
+        self._pending: set[asyncio.Task[None]] = set()
+
+    async def open(self) -> None:
+        await self.store.open()
+        batch: list[Record] = []
+        async for record in self.store.scan():
+            batch.append(record)
+            if len(batch) >= 5000:
+                self.index.add(batch)
+                batch = []
+        self.index.add(batch)
+
+    async def close(self) -> None:
+        await self.idle()
+        await self.store.close()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    async def store_memory(
+        self,
+        user_id: str,
+        *,
+        tier: str,
+        intent: str,
+        data: Any,
+        importance: Any,
+        language: str | None = None,
+        session_id: str | None = None,
+        kind: Kind = "memory",
+        created_at: float | None = None,
+    ) -> Stored:
+        """ME-1/ME-2. Below the importance threshold nothing is persisted; the answer says so."""
+        record = self._record(
+            user_id, tier=tier, intent=intent, data=data, importance=importance,
+            language=language, session_id=session_id, kind=kind, created_at=created_at,
+        )  # fmt: skip
+        if record.tier == "short_term":
+            self._short[record.user_id].append(record)
+            return Stored(True, record.id, "short_term: kept in this process only")
+        if record.importance < self.threshold:
+            return Stored(
+                False, None,
+                f"importance {record.importance:g} is below the threshold {self.threshold:g}: "
+                "not persisted",
+            )  # fmt: skip
+        await self.store.put([record])
+        self.index.add([record])
+        return Stored(True, record.id)
+
+    async def record_event(
+        self,
+        user_id: str,
+        session_id: str,
+        event_type: str,
+        payload: Any,
+        importance: float | None = None,
+    ) -> Stored:
+        """ME-4: a perception event, validated, stored as a searchable episodic record."""
+        clean = validate_event(event_type, payload)
+        if importance is None:
+            score = clean.get("score")
+            if event_type == "outcome_done" and isinstance(score, int | float):
+                importance = float(score)
+            else:
+                importance = EVENT_IMPORTANCE[event_type]
+        record = self._record(
+            user_id, tier="episodic", intent=event_type, data={"type": event_type, **clean},
+            importance=importance, session_id=_session(session_id), kind="event",
+        )  # fmt: skip
+        await self.store.put([record])  # events are always kept: they are the agent's trail
+        self.index.add([record])
+        return Stored(True, record.id)
+
+    async def store_fact(
+        self,
+        user_id: str,
+        entity: str,
+        attribute: str,
+        value: Any,
+        importance: Any,
+        session_id: str | None = None,
+    ) -> Stored:
+        """ME-5: the latest value of (entity, attribute); earlier values stay in its history."""
+        for name, text in (("entity", entity), ("attribute", attribute)):
+            if not isinstance(text, str) or not text.strip():
+                raise RequestError(f"'{name}' must be a non-empty string", param=name)
+        if not isinstance(value, str | int | float | bool):
+            raise RequestError("'value' must be a string, number or boolean", param="value")
+        user = _user(user_id)
+        now = self.clock()
+        record = self._record(
+            user, tier="semantic", intent="fact",
+            data={"entity": entity.strip(), "attribute": attribute.strip(), "value": value},
+            importance=importance, session_id=session_id, kind="fact", created_at=now,
+        )  # fmt: skip
+        record = replace(record, id=fact_id(user, entity, attribute))
+        change = FactChange(user, entity.strip(), attribute.strip(), str(value), session_id, now)
+        await self.store.put_fact(record, change)
+        self.index.add([record])
+        return Stored(True, record.id)
+
+    async def fact_history(self, user_id: str, entity: str, attribute: str) -> list[FactChange]:
+        return await self.store.fact_history(_user(user_id), entity.strip(), attribute.strip())
+
+    async def forget(self, ids: Sequence[str]) -> int:
+        self.index.remove(ids)
+        gone = set(ids)
+        for short in self._short.values():
+            kept = [r for r in short if r.id not in gone]
+            short.clear()
+            short.extend(kept)
+        return await self.store.delete(list(ids))
+
+    async def forget_user(self, user_id: str) -> int:
+        user = _user(user_id)
+        self.index.remove_user(user)
+        dropped = len(self._short.pop(user, ()))
+        return dropped + await self.store.delete_user(user)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    async def recall(
+        self,
+        user_id: str,
+        *,
+        intent: str | None = None,
+        tier: str | None = None,
+        kind: Kind | None = None,
+        query: str | None = None,
+        limit: int = 10,
+        since: float | None = None,
+        until: float | None = None,
+        session_id: str | None = None,
+        touch: bool = True,
+    ) -> list[Recalled]:
+        """ME-2/ME-7: filtered, ranked by relevance × decayed score; recall updates access."""
+        user = _user(user_id)
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 10_000:
+            raise RequestError("'limit' must be an integer from 1 to 10000", param="limit")
+        chosen_tier = _tier(tier) if tier is not None else None
+        now = self.clock()
+
+        def keep(r: Record) -> bool:
+            return (
+                (intent is None or r.intent == intent)
+                and (chosen_tier is None or r.tier == chosen_tier)
+                and (kind is None or r.kind == kind)
+                and (session_id is None or r.session_id == session_id)
+                and (since is None or r.created_at >= since)
+                and (until is None or r.created_at <= until)
+            )
+
+        short = [r for r in self._short.get(user, ()) if keep(r)]
+        if query and query.strip():
+            hits = self.index.search(user, query, max(limit * 10, 100))
+            found = {r.id: r for r in await self.store.get([i for i, _ in hits])}
+            relevance = dict(hits)
+            scored = [
+                Recalled(r, ranked_score(relevance[r.id], r, now))
+                for r in found.values() if keep(r)
+            ]  # fmt: skip
+            words = set(query.lower().split())
+            scored += [
+                Recalled(r, decayed_score(r, now)) for r in short
+                if words & set(r.text.lower().split())
+            ]  # fmt: skip
+        else:
+            q = Query(user, intent=intent, tier=chosen_tier, kind=kind, session_id=session_id,
+                      since=since, until=until, limit=max(limit * 5, 200))  # fmt: skip
+            stored = [] if chosen_tier == "short_term" else await self.store.query(q)
+            scored = [Recalled(r, decayed_score(r, now)) for r in [*short, *stored]]
+        scored.sort(key=lambda x: (-x.score, -x.record.created_at))
+        top = scored[:limit]
+        persisted = [x.record.id for x in top if x.record.tier != "short_term"]
+        if touch and persisted:
+            # Access statistics are bookkeeping, not an acknowledged write: a reader never
+            # waits for them (through the WAL they would cost an fsync per recall).
+            task = asyncio.create_task(self.store.touch(persisted, now))
+            self._pending.add(task)
+            task.add_done_callback(self._touched)
+        return top
+
+    def _touched(self, task: asyncio.Task[None]) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not record a recall: %s", task.exception())
+
+    async def idle(self) -> None:
+        """Wait until background bookkeeping (recall statistics) has been written."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _record(
+        self,
+        user_id: str,
+        *,
+        tier: str,
+        intent: str,
+        data: Any,
+        importance: Any,
+        language: str | None = None,
+        session_id: str | None = None,
+        kind: Kind = "memory",
+        created_at: float | None = None,
+    ) -> Record:
+        user = _user(user_id)
+        if not isinstance(intent, str) or not intent.strip() or len(intent) > 100:
+            raise RequestError("'intent' must be a non-empty string of at most 100 characters",
+                               param="intent")  # fmt: skip
+        if not isinstance(data, dict):
+            raise RequestError("'data' must be an object", param="data")
+        try:
+            size = len(orjson.dumps(data))
+        except TypeError as e:
+            raise RequestError(f"'data' is not JSON: {e}", param="data") from None
+        if size > self.max_data_bytes:
+            raise RequestError(
+                f"'data' is {size} bytes; the limit is {self.max_data_bytes}", param="data"
+            )
+        if (
+            isinstance(importance, bool)
+            or not isinstance(importance, int | float)
+            or not (0.0 <= importance <= 1.0)
+        ):
+            raise RequestError("'importance' must be a number from 0 to 1", param="importance")
+        if language is not None and (not isinstance(language, str) or len(language) > 16):
+            raise RequestError("'language' must be a short language code", param="language")
+        return Record.make(
+            user_id=user, tier=_tier(tier), intent=intent.strip(), data=data,
+            importance=float(importance), kind=kind, language=language,
+            session_id=_session(session_id), created_at=created_at or self.clock(),
+        )  # fmt: skip
+
+
+def _user(user_id: Any) -> str:
+    if not isinstance(user_id, str) or not user_id.strip() or len(user_id) > MAX_USER_ID:
+        raise RequestError(
+            f"'user_id' must be a non-empty string of at most {MAX_USER_ID} characters",
+            param="user_id",
+        )
+    return user_id.strip()
+
+
+def _tier(tier: Any) -> Tier:
+    if tier not in TIERS:
+        raise RequestError(f"'tier' must be one of {', '.join(TIERS)}, got {tier!r}",
+                           param="tier")  # fmt: skip
+    return cast(Tier, tier)
+
+
+def _session(session_id: Any) -> str | None:
+    if session_id is None:
+        return None
+    if not isinstance(session_id, str) or len(session_id) > 200:
+        raise RequestError("'session_id' must be a string of at most 200 characters",
+                           param="session_id")  # fmt: skip
+    return session_id

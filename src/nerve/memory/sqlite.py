@@ -1,0 +1,255 @@
+"""The embedded backend (ME-3): one SQLite file in WAL mode, nothing to install.
+
+Concurrency: every write goes through one writer connection, one transaction at a time (an
+asyncio lock, then BEGIN IMMEDIATE so other processes wait on busy_timeout instead of failing
+mid-transaction). Reads use a small pool of read-only connections: in WAL mode they read the
+last committed state and never wait for the writer. So however many tasks write and read at
+once, none sees "database is locked". A ":memory:" database has no second connection to read
+from; there reads share the writer, under the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from nerve.memory.codec import (
+    COLUMNS,
+    SELECT,
+    change_row,
+    dedupe,
+    fact_key,
+    finite,
+    query_sql,
+    record_row,
+    row_change,
+    row_record,
+)
+from nerve.memory.migrations import migrate_sqlite
+from nerve.memory.model import FactChange, Record
+from nerve.memory.store import Query
+
+__all__ = ["SQLiteStore"]
+
+_CHUNK = 500  # ids per IN (...): well under SQLite's bound-parameter limit
+_BUSY_MS = 10_000  # another process holding the write lock: wait this long before failing
+
+_PUT = (
+    f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+    " ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS if c != "id")
+)
+_APPEND_CHANGE = (
+    "INSERT INTO fact_history (user_id, entity, attribute, entity_key, attribute_key, value,"
+    " session_id, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _chunks(ids: Sequence[str]) -> list[list[str]]:
+    unique = list(dict.fromkeys(ids))
+    return [unique[i : i + _CHUNK] for i in range(0, len(unique), _CHUNK)]
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)
+
+
+class SQLiteStore:
+    """`MemoryStore` on a SQLite file (created with its parent directory) or ":memory:"."""
+
+    def __init__(self, path: str | Path, *, readers: int = 4, scan_batch: int = 1000) -> None:
+        self.path = path if str(path) == ":memory:" else Path(path)
+        self._readers = readers if str(path) != ":memory:" else 0
+        self._scan_batch = scan_batch
+        self._lock = asyncio.Lock()
+        self._writer: aiosqlite.Connection | None = None
+        self._all_readers: list[aiosqlite.Connection] = []
+        self._idle: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+
+    async def open(self) -> None:
+        """Connect and migrate; a no-op when already open (the owner of a store may open it
+        before handing it to `Memory`, which opens it again)."""
+        if self._writer is not None:
+            return
+        if isinstance(self.path, Path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._writer = await self._connect(
+                "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"
+            )
+            await migrate_sqlite(self._writer)
+            for _ in range(self._readers):
+                reader = await self._connect("PRAGMA query_only = ON")
+                self._all_readers.append(reader)
+                self._idle.put_nowait(reader)
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _connect(self, *pragmas: str) -> aiosqlite.Connection:
+        db = await aiosqlite.connect(self.path, isolation_level=None)
+        try:
+            for pragma in (f"PRAGMA busy_timeout = {_BUSY_MS}", "PRAGMA foreign_keys = ON"):
+                await db.execute(pragma)
+            for pragma in pragmas:
+                await db.execute(pragma)
+        except BaseException:
+            await db.close()
+            raise
+        return db
+
+    async def close(self) -> None:
+        readers, self._all_readers = self._all_readers, []
+        self._idle = asyncio.Queue()
+        for reader in readers:
+            await reader.close()
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            try:
+                with contextlib.suppress(sqlite3.Error):  # statistics only: never fail a close
+                    await writer.execute("PRAGMA optimize")
+            finally:
+                await writer.close()
+
+    @property
+    def _db(self) -> aiosqlite.Connection:
+        if self._writer is None:
+            raise RuntimeError(f"the SQLite store at {self.path} is not open")
+        return self._writer
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
+        """One write transaction at a time, rolled back on any error or cancellation.
+        Statements run in order on the connection's thread, so a ROLLBACK queued after a
+        cancelled BEGIN still finds and ends that transaction."""
+        async with self._lock:
+            db = self._db
+            try:
+                await db.execute("BEGIN IMMEDIATE")
+                yield db
+                await db.execute("COMMIT")
+            except BaseException:
+                await db.rollback()
+                raise
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
+        if not self._readers:
+            async with self._lock:
+                yield self._db
+            return
+        if self._writer is None:  # closed: fail instead of waiting for a reader forever
+            raise RuntimeError(f"the SQLite store at {self.path} is not open")
+        reader = await self._idle.get()
+        try:
+            yield reader
+        finally:
+            self._idle.put_nowait(reader)
+
+    async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Record]:
+        async with self._read() as db:
+            rows = await db.execute_fetchall(sql, params)
+        return [row_record(row) for row in rows]
+
+    async def put(self, records: Sequence[Record]) -> None:
+        rows = dedupe(records)
+        if not rows:
+            return
+        async with self._write() as db:
+            await db.executemany(_PUT, rows)
+
+    async def get(self, ids: Sequence[str]) -> list[Record]:
+        found: list[Record] = []
+        for chunk in _chunks(ids):
+            found += await self._fetch(f"{SELECT} WHERE id IN ({_marks(len(chunk))})", chunk)
+        return found
+
+    async def query(self, query: Query) -> list[Record]:
+        sql, params = query_sql(query, lambda _: "?")
+        return await self._fetch(sql, params)
+
+    async def touch(self, ids: Sequence[str], at: float) -> None:
+        at, chunks = finite(at, "touch at"), _chunks(ids)
+        if not chunks:
+            return
+        async with self._write() as db:
+            for chunk in chunks:
+                await db.execute(
+                    "UPDATE records SET accessed_at = ?, access_count = access_count + 1"
+                    f" WHERE id IN ({_marks(len(chunk))})",
+                    [at, *chunk],
+                )
+
+    async def delete(self, ids: Sequence[str]) -> int:
+        chunks = _chunks(ids)
+        if not chunks:
+            return 0
+        async with self._write() as db:
+            return await self._delete(db, chunks)
+
+    @staticmethod
+    async def _delete(db: aiosqlite.Connection, chunks: list[list[str]]) -> int:
+        deleted = 0
+        for chunk in chunks:
+            cursor = await db.execute(
+                f"DELETE FROM records WHERE id IN ({_marks(len(chunk))})", chunk
+            )
+            deleted += cursor.rowcount
+        return deleted
+
+    async def delete_user(self, user_id: str) -> int:
+        async with self._write() as db:
+            cursor = await db.execute("DELETE FROM records WHERE user_id = ?", (user_id,))
+            await db.execute("DELETE FROM fact_history WHERE user_id = ?", (user_id,))
+            return cursor.rowcount
+
+    async def put_fact(self, record: Record, change: FactChange) -> None:
+        row, history = record_row(record), change_row(change)
+        async with self._write() as db:
+            await db.execute(_PUT, row)
+            await db.execute(_APPEND_CHANGE, history)
+
+    async def fact_history(self, user_id: str, entity: str, attribute: str) -> list[FactChange]:
+        async with self._read() as db:
+            rows = await db.execute_fetchall(
+                "SELECT user_id, entity, attribute, value, session_id, changed_at"
+                " FROM fact_history WHERE user_id = ? AND entity_key = ? AND attribute_key = ?"
+                " ORDER BY changed_at, seq",
+                (user_id, fact_key(entity), fact_key(attribute)),
+            )
+        return [row_change(row) for row in rows]
+
+    async def replace_with_summary(self, delete_ids: Sequence[str], summary: Record) -> None:
+        row, chunks = record_row(summary), _chunks(delete_ids)
+        async with self._write() as db:
+            # Delete first: a summary whose id is among delete_ids survives.
+            await self._delete(db, chunks)
+            await db.execute(_PUT, row)
+
+    async def scan(self, user_id: str | None = None) -> AsyncIterator[Record]:
+        """Batches of `scan_batch` by keyset (never an OFFSET, never the whole table): by
+        id for all users, oldest first for one user. No connection is held between batches."""
+        after: tuple[Any, ...] = (float("-inf"), "") if user_id is not None else ("",)
+        while True:
+            if user_id is None:
+                sql = f"{SELECT} WHERE id > ? ORDER BY id LIMIT ?"
+                batch = await self._fetch(sql, (*after, self._scan_batch))
+            else:
+                sql = (
+                    f"{SELECT} WHERE user_id = ? AND (created_at, id) > (?, ?)"
+                    " ORDER BY created_at, id LIMIT ?"
+                )
+                batch = await self._fetch(sql, (user_id, *after, self._scan_batch))
+            for record in batch:
+                yield record
+            if len(batch) < self._scan_batch:
+                return
+            last = batch[-1]
+            after = (last.id,) if user_id is None else (last.created_at, last.id)

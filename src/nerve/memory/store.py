@@ -1,0 +1,81 @@
+"""The storage seam: one protocol, two backends (SQLite default, PostgreSQL at scale).
+
+Every method is async; a backend owns its connections and its schema (migrations as an ordered
+list, applied by `open`). Writes that belong together happen in one transaction. Both backends
+run the same test suite (tests/memory/test_store.py is parametrized over them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
+
+from nerve.memory.model import FactChange, Kind, Record, Tier
+
+__all__ = ["MemoryStore", "Query"]
+
+
+class Query:
+    """Filters for `MemoryStore.query`; None means any. Results are newest first."""
+
+    __slots__ = ("intent", "kind", "limit", "session_id", "since", "tier", "until", "user_id")
+
+    def __init__(
+        self,
+        user_id: str,
+        *,
+        intent: str | None = None,
+        tier: Tier | None = None,
+        kind: Kind | None = None,
+        session_id: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        limit: int | None = None,
+    ) -> None:
+        self.user_id = user_id
+        self.intent = intent
+        self.tier = tier
+        self.kind = kind
+        self.session_id = session_id
+        self.since = since
+        self.until = until
+        self.limit = limit
+
+
+class MemoryStore(Protocol):
+    async def open(self) -> None:
+        """Connect and apply pending migrations."""
+
+    async def close(self) -> None: ...
+
+    async def put(self, records: Sequence[Record]) -> None:
+        """Insert or replace (by id) all records in one transaction."""
+
+    async def get(self, ids: Sequence[str]) -> list[Record]:
+        """The records that exist among `ids`, in no particular order."""
+
+    async def query(self, query: Query) -> list[Record]: ...
+
+    async def touch(self, ids: Sequence[str], at: float) -> None:
+        """A recall happened: accessed_at = at, access_count += 1."""
+
+    async def delete(self, ids: Sequence[str]) -> int:
+        """Delete by id; returns how many existed."""
+
+    async def delete_user(self, user_id: str) -> int:
+        """Forget everything about a user (records and fact history); returns records deleted."""
+
+    async def put_fact(self, record: Record, change: FactChange) -> None:
+        """Upsert the fact record (one per user/entity/attribute) and append to its history,
+        in one transaction."""
+
+    async def fact_history(self, user_id: str, entity: str, attribute: str) -> list[FactChange]:
+        """Oldest first."""
+
+    async def replace_with_summary(self, delete_ids: Sequence[str], summary: Record) -> None:
+        """Store `summary` and delete `delete_ids` in one transaction (ME-9: nothing is lost
+        when either half fails)."""
+
+    def scan(self, user_id: str | None = None) -> AsyncIterator[Record]:
+        """Every record (of one user, or all), for rebuilding the search index at start."""
+        ...
