@@ -45,6 +45,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/locomo.py
 	$(BIN)/python bench/memory_store.py
 	$(BIN)/python bench/memory_wal.py
+	$(BIN)/python bench/memory_api.py
 	$(BIN)/python bench/gateway.py $(ARGS)
 
 clean:

@@ -1,6 +1,7 @@
 """The process test_wal.py kills (ME-8): concurrent writers on a WalStore, one line per ack.
 
-    python -m tests.memory.crash_writer DIR [--writers 32] [--die-after-store-writes K]
+    python -m tests.memory.crash_writer DIR [--writers 32] [--flush-records 1000]
+                                            [--die-after-store-writes K]
 
 Opens a WalStore (WAL at DIR/memory.wal, key from $NERVE_WAL_KEY when set) over the real
 SQLiteStore at DIR/memory.db (or, without it, the file-backed test store at DIR/memory.json) and
@@ -182,13 +183,15 @@ async def main(argv: list[str]) -> None:
     parser.add_argument("--writers", type=int, default=32)
     parser.add_argument("--limit", type=int, default=2000, help="puts per writer, then exit")
     parser.add_argument("--die-after-store-writes", type=int, default=0)
+    parser.add_argument("--flush-records", type=int, default=1000)
     args = parser.parse_args(argv)
     raw_key = os.environ.get("NERVE_WAL_KEY")
     key = base64.b64decode(raw_key) if raw_key else None
     _, store = open_store(args.directory)
     if args.die_after_store_writes:
         store = DiesAfter(store, args.die_after_store_writes)
-    wal_store = WalStore(store, WriteAheadLog(args.directory / "memory.wal", key=key))
+    wal = WriteAheadLog(args.directory / "memory.wal", key=key)
+    wal_store = WalStore(store, wal, flush_records=args.flush_records)
     await wal_store.open()
     await asyncio.gather(*(writer(wal_store, w, args.limit) for w in range(args.writers)))
     await wal_store.close()

@@ -385,12 +385,14 @@ async def test_kill_9_right_after_n_acknowledgements_loses_no_acknowledged_write
     await cw.check_survivors(tmp_path, lines, key)
 
 
-@pytest.mark.parametrize("writes", [2, 7, 20])
+@pytest.mark.parametrize("writes", [2, 90, 400])
 async def test_kill_9_while_a_batch_is_applied_applies_every_write_exactly_once(
     tmp_path: Path, writes: int
 ) -> None:
-    """ME-8: killed right after the store committed part of a batch (its n-th write), the
-    replay neither loses an acknowledged write nor applies a touch or fact change twice."""
-    lines, code = await cw.run(tmp_path, "--die-after-store-writes", str(writes))
+    """ME-8: killed right after the store committed its n-th write (in the first batch, or in
+    a later one, whose touches hit records already in the store), the replay neither loses an
+    acknowledged write nor applies a touch or fact change twice."""
+    args = ("--flush-records", "50", "--die-after-store-writes", str(writes))
+    lines, code = await cw.run(tmp_path, *args)
     assert code == -signal.SIGKILL
     assert await cw.check_survivors(tmp_path, lines) > 0

@@ -178,12 +178,18 @@ class WalStore:
 
     # -- reads: everything acknowledged is applied first -----------------------------------------
 
+    async def _settle_for_read(self) -> None:
+        """Apply what a read must see. Pending touches alone are not waited for: they only move
+        access statistics, and waiting would cost every recall a store write."""
+        if self._sealed or any(op.kind != "touch" for op in self._unsealed):
+            await self.flush()
+
     async def get(self, ids: Sequence[str]) -> list[Record]:
-        await self.flush()
+        await self._settle_for_read()
         return await self.store.get(ids)
 
     async def query(self, query: Query) -> list[Record]:
-        await self.flush()
+        await self._settle_for_read()
         return await self.store.query(query)
 
     async def fact_history(self, user_id: str, entity: str, attribute: str) -> list[FactChange]:
