@@ -235,3 +235,27 @@ async def test_bad_input_names_the_field_and_writes_nothing(memory, fields, para
         await memory.store_memory(user, **args)
     assert info.value.param == param
     assert await memory.recall("u") == []
+
+
+async def test_a_model_can_write_the_summary_through_an_injected_ask(memory, clock):
+    """ME-9: the pluggable summarizer; an empty answer keeps every turn."""
+    from nerve.memory.summaries import model_summarizer
+
+    prompts = []
+
+    async def ask(messages, model="auto"):
+        prompts.append(messages[0]["content"])
+        return "They agreed to ship on Friday." if len(prompts) == 1 else ""
+
+    for i in range(22):
+        clock.now += 1
+        await add_turn(memory, "u", "c", "user", f"turn {i}")
+    summary = await summarize_session(memory, "u", "c", summarizer=model_summarizer(ask))
+    assert summary.data["text"] == "They agreed to ship on Friday."
+    assert "turn 0" in prompts[0]
+    for i in range(15):
+        await add_turn(memory, "u", "c", "user", f"more {i}")
+    with pytest.raises(ValueError, match="empty summary"):
+        await summarize_session(memory, "u", "c", summarizer=model_summarizer(ask))
+    assert "Summary so far:\nThey agreed" in prompts[1]
+    assert len(await memory.recall("u", kind="turn", limit=100)) == 25

@@ -15,7 +15,7 @@ from nerve.memory.model import Record
 from nerve.memory.service import Memory, Stored
 from nerve.memory.store import Query
 
-__all__ = ["Summarizer", "add_turn", "extractive", "summarize_session"]
+__all__ = ["Summarizer", "add_turn", "extractive", "model_summarizer", "summarize_session"]
 
 Summarizer = Callable[[str | None, Sequence[Record]], Awaitable[str]]
 TURN_IMPORTANCE = 0.5
@@ -31,6 +31,27 @@ async def extractive(previous: str | None, turns: Sequence[Record], limit: int =
         parts.append(f"{turn.data.get('role', 'user')}: {first}")
     summary = "\n".join(parts)
     return summary if len(summary) <= limit else "…" + summary[-limit:]
+
+
+def model_summarizer(ask: Callable[..., Awaitable[str]], *, model: str = "auto") -> Summarizer:
+    """A summarizer that asks a model through the gateway (injected `ask`; memory never imports
+    the gateway). An empty answer is an error, so the turns are kept."""
+
+    async def summarize(previous: str | None, turns: Sequence[Record]) -> str:
+        lines = [f"{t.data.get('role', 'user')}: {t.data.get('content', t.text)}"
+                 for t in sorted(turns, key=lambda r: r.created_at)]  # fmt: skip
+        prompt = (
+            "Summarise this conversation for your own later reference: decisions, facts, open "
+            "tasks, names. At most 200 words.\n\n"
+            + (f"Summary so far:\n{previous}\n\n" if previous else "")
+            + "New turns:\n" + "\n".join(lines)
+        )
+        text = (await ask([{"role": "user", "content": prompt}], model=model)).strip()
+        if not text:
+            raise ValueError("the model returned an empty summary")
+        return text
+
+    return summarize
 
 
 async def add_turn(
