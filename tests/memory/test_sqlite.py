@@ -30,7 +30,7 @@ async def store(tmp_path):
 
 
 async def test_the_file_is_in_wal_mode_with_its_pragmas_and_its_directory_is_created(store):
-    """ME-3: WAL, synchronous=NORMAL, busy_timeout, foreign keys; parents made at open."""
+    """ME-3: WAL, synchronous=FULL, busy_timeout, foreign keys; parents made at open."""
     assert store.path.exists()
     with closing(sqlite3.connect(store.path)) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -38,7 +38,7 @@ async def test_the_file_is_in_wal_mode_with_its_pragmas_and_its_directory_is_cre
     for name in ("synchronous", "busy_timeout", "foreign_keys"):
         rows = await store._db.execute_fetchall(f"PRAGMA {name}")
         pragmas[name] = next(iter(rows))[0]
-    assert pragmas == {"synchronous": 1, "busy_timeout": 10_000, "foreign_keys": 1}
+    assert pragmas == {"synchronous": 2, "busy_timeout": 10_000, "foreign_keys": 1}
 
 
 async def test_reads_do_not_wait_for_an_open_write_transaction(store):

@@ -81,8 +81,11 @@ class SQLiteStore:
         if isinstance(self.path, Path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            # FULL: a commit is on disk when it returns, so the memory WAL may checkpoint right
+            # after it, and a direct write (no WAL) is durable when acknowledged. Writes come
+            # in batches, so this costs one fsync per batch.
             self._writer = await self._connect(
-                "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"
+                "PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL"
             )
             await migrate_sqlite(self._writer)
             for _ in range(self._readers):
