@@ -44,7 +44,8 @@ def model_summarizer(ask: Callable[..., Awaitable[str]], *, model: str = "auto")
             "Summarise this conversation for your own later reference: decisions, facts, open "
             "tasks, names. At most 200 words.\n\n"
             + (f"Summary so far:\n{previous}\n\n" if previous else "")
-            + "New turns:\n" + "\n".join(lines)
+            + "New turns:\n"
+            + "\n".join(lines)
         )
         text = (await ask([{"role": "user", "content": prompt}], model=model)).strip()
         if not text:
