@@ -87,6 +87,26 @@ def read(path: Path, captions: bool) -> list[tuple[list[Record], list[dict[str, 
     return out
 
 
+Recall = dict[int, dict[int | str, list[float]]]
+
+
+def count(recall: Recall, qa: dict[str, Any], ranked: list[str]) -> None:
+    """Add one question's evidence recall at each k."""
+    for k in KS:
+        share = len(set(ranked[:k]) & set(qa["evidence"])) / len(qa["evidence"])
+        recall[k][qa["cat"]].append(share)
+        recall[k]["all"].append(share)
+
+
+def table(recall: Recall) -> None:
+    print("| category | questions | R@5 | R@10 | R@25 |")
+    print("| --- | --- | --- | --- | --- |")
+    for cat in [*CATEGORIES, "all"]:
+        name = f"{cat} {CATEGORIES[cat]}" if isinstance(cat, int) else "**all**"
+        cells = " | ".join(f"{statistics.fmean(recall[k][cat]):.3f}" for k in KS)
+        print(f"| {name} | {len(recall[5][cat])} | {cells} |")
+
+
 def quality(convs: list[tuple[list[Record], list[dict[str, Any]]]], index: SearchIndex) -> None:
     for records, _ in convs:
         index.add(records)
@@ -97,17 +117,8 @@ def quality(convs: list[tuple[list[Record], list[dict[str, Any]]]], index: Searc
             start = time.perf_counter()
             hits = index.search(qa["user"], qa["q"], max(KS))
             took.append(time.perf_counter() - start)
-            ranked = [record_id for record_id, _ in hits]
-            for k in KS:
-                share = len(set(ranked[:k]) & set(qa["evidence"])) / len(qa["evidence"])
-                recall[k][qa["cat"]].append(share)
-                recall[k]["all"].append(share)
-    print("| category | questions | R@5 | R@10 | R@25 |")
-    print("| --- | --- | --- | --- | --- |")
-    for cat in [*CATEGORIES, "all"]:
-        name = f"{cat} {CATEGORIES[cat]}" if isinstance(cat, int) else "**all**"
-        cells = " | ".join(f"{statistics.fmean(recall[k][cat]):.3f}" for k in KS)
-        print(f"| {name} | {len(recall[5][cat])} | {cells} |")
+            count(recall, qa, [record_id for record_id, _ in hits])
+    table(recall)
     ms = sorted(t * 1000 for t in took)
     mean, p95 = statistics.fmean(ms), ms[int(0.95 * len(ms))]
     print(f"\n{len(ms)} queries over {len(index)} records: {mean:.2f} ms/query, p95 {p95:.2f}\n")
@@ -147,18 +158,9 @@ def through_api(convs: list[tuple[list[Record], list[dict[str, Any]]]]) -> None:
                     t0 = time.perf_counter()
                     found = await memory.recall(qa["user"], query=qa["q"], limit=max(KS))
                     took.append(time.perf_counter() - t0)
-                    ranked = [dia[x.record.id] for x in found]
-                    for k in KS:
-                        share = len(set(ranked[:k]) & set(qa["evidence"])) / len(qa["evidence"])
-                        recall[k][qa["cat"]].append(share)
-                        recall[k]["all"].append(share)
+                    count(recall, qa, [dia[x.record.id] for x in found])
             await memory.close()
-        print("| category | questions | R@5 | R@10 | R@25 |")
-        print("| --- | --- | --- | --- | --- |")
-        for cat in [*CATEGORIES, "all"]:
-            name = f"{cat} {CATEGORIES[cat]}" if isinstance(cat, int) else "**all**"
-            cells = " | ".join(f"{statistics.fmean(recall[k][cat]):.3f}" for k in KS)
-            print(f"| {name} | {len(recall[5][cat])} | {cells} |")
+        table(recall)
         ms = sorted(t * 1000 for t in took)
         print(
             f"\n{len(dia)} turns stored in {wrote:.1f} s ({len(dia) / wrote:.0f}/s, "
