@@ -110,16 +110,21 @@ class SQLiteStore:
 
     async def close(self) -> None:
         readers, self._all_readers = self._all_readers, []
+        writer, self._writer = self._writer, None
         self._idle = asyncio.Queue()
-        for reader in readers:
-            await reader.close()
-        if self._writer is not None:
-            writer, self._writer = self._writer, None
-            try:
+        try:
+            for reader in readers:
+                await reader.close()
+            if writer is not None:
                 with contextlib.suppress(sqlite3.Error):  # statistics only: never fail a close
                     await writer.execute("PRAGMA optimize")
-            finally:
                 await writer.close()
+        except BaseException:
+            # Cancelled mid-close (a second Ctrl-C): stop every connection's thread anyway, or
+            # the interpreter would wait for those threads forever at exit.
+            for connection in [*readers, *([writer] if writer is not None else [])]:
+                connection.stop()
+            raise
 
     @property
     def _db(self) -> aiosqlite.Connection:

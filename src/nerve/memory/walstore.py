@@ -109,8 +109,10 @@ class WalStore:
         try:
             await self.flush()
         finally:
-            await self.wal.close()
-            await self.store.close()
+            try:
+                await self.wal.close()
+            finally:
+                await self.store.close()  # even when the close above was cancelled
 
     async def flush(self) -> None:
         """Apply every write logged so far to the store and checkpoint the WAL. The work runs
