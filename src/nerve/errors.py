@@ -11,7 +11,8 @@
     │   ├── UpstreamStatus                                      upstream answered 4xx/5xx
     │   ├── UpstreamTimeout
     │   └── UpstreamConnection
-    └── AllCandidatesFailed         502     upstream_error      every candidate was tried or skipped
+    ├── AllCandidatesFailed         502     upstream_error      every candidate was tried or skipped
+    └── WalError                    500     wal_error           the memory WAL cannot be used
 
 Upstream exceptions (aiohttp, JSON decoding) become UpstreamError in the providers, once;
 NerveError becomes OpenAI-shaped JSON in one HTTP handler and an SSE error event in one place.
@@ -35,6 +36,7 @@ __all__ = [
     "UpstreamError",
     "UpstreamStatus",
     "UpstreamTimeout",
+    "WalError",
 ]
 
 
@@ -151,3 +153,9 @@ class AllCandidatesFailed(NerveError):
         super().__init__(f"all candidates for route '{route}' failed ({tried})", code="all_failed")
         self.route = route
         self.attempts = attempts
+
+
+class WalError(NerveError):
+    """The memory WAL cannot be used: a damaged header, or an earlier write to it failed."""
+
+    type = "wal_error"

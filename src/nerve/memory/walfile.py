@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.hashes import SHA256
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from nerve.errors import ConfigError, NerveError
+from nerve.errors import ConfigError, WalError
 
 __all__ = [
     "MAX_FRAME",
@@ -53,10 +53,6 @@ _CHECK = b"nerve-wal"
 _CHECK_LEN = 12 + len(_CHECK) + 16
 _ENCRYPTED = 1
 fdatasync = getattr(os, "fdatasync", os.fsync)
-
-
-class WalError(NerveError):
-    """The WAL cannot be used: a damaged header, or an earlier write to it failed."""
 
 
 def write_all(fd: int, data: bytes) -> None:
