@@ -170,6 +170,7 @@ class MemoryConfig(_Strict):
     max_contexts: int = Field(5, ge=1)
     auto_recall: bool = True
     max_data_bytes: int = Field(65536, ge=256, le=16 * 1024 * 1024)
+    embeddings: bool = False  # a MiniLM channel in search: needs `pip install 'nerve[embeddings]'`
     wal: WalConfig = WalConfig()
 
 

