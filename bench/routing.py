@@ -9,6 +9,7 @@ that share no rule word, and on unrelated requests that should fall through to d
 
 from __future__ import annotations
 
+import argparse
 import gc
 import random
 import statistics
@@ -308,7 +309,11 @@ def quality_table(routes: list[RouteConfig]) -> None:
 
 
 def main(argv: Sequence[str] = sys.argv[1:]) -> None:
-    n = int(argv[0]) if argv else 3000
+    parser = argparse.ArgumentParser(
+        description="Routing decision cost (µs per layer) and semantic quality per threshold."
+    )
+    parser.add_argument("prompts", nargs="?", type=int, default=3000, help="prompts per layer")
+    n = parser.parse_args(argv).prompts
     model = Target(provider="bench", model="m")
     routes = [RouteConfig(name=a, rules=r, examples=e, model=model) for a, r, e in SPECS]
     cost_table(Router(routes), n, runs=3)
