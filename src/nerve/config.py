@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from nerve.errors import ConfigError
 from nerve.gateway.presets import PRESETS
+from nerve.secrets import decrypt_tree
 
 __all__ = ["Config", "ProviderConfig", "RouteConfig", "Target", "is_loopback", "load_config"]
 
@@ -304,7 +305,8 @@ def parse_config(data: Any, environ: Mapping[str, str] | None = None) -> Config:
         raise ConfigError("the config must be a mapping of sections", path="<root>")
     if not data.get("providers") and not data.get("routes"):
         data = {**data, "providers": DEFAULT_PROVIDERS, "routes": DEFAULT_ROUTES}
-    data = interpolate(_expand_presets(data), os.environ if environ is None else environ)
+    env = os.environ if environ is None else environ
+    data = decrypt_tree(interpolate(_expand_presets(data), env), env)
     try:
         return Config.model_validate(data)
     except ValidationError as e:
