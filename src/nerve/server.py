@@ -26,6 +26,7 @@ from nerve.config import Config, load_config
 from nerve.errors import NerveError, NotFound, PayloadTooLarge, RequestError
 from nerve.gateway.app import GatewayState, gateway_routes
 from nerve.gateway.chat import send_error
+from nerve.gateway.fanout_routes import fanout_router
 from nerve.gateway.resilience import Clock
 from nerve.memory import Memory, build_memory, memory_router
 from nerve.pipeline import build_pipeline
@@ -73,6 +74,7 @@ class NerveApp:
             },
         )
         self.api.include_router(pipeline_router(lambda: self.pipeline))
+        self.api.include_router(fanout_router(lambda: self.gateway))
         self.api.include_router(
             memory_router(lambda: self.memory, max_contexts=config.memory.max_contexts)
         )
