@@ -6,6 +6,8 @@ it); it is opened and closed by the server's lifespan.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -19,6 +21,7 @@ from nerve.config import Config
 from nerve.errors import NerveError
 from nerve.gateway.chat import ChatEndpoint, ClientAuth
 from nerve.gateway.core import Gateway
+from nerve.gateway.probes import Prober
 from nerve.gateway.providers import build_provider
 from nerve.gateway.resilience import Breakers, Clock, Cooldowns, RateLimiter
 from nerve.gateway.stats import Stats
@@ -39,6 +42,8 @@ class GatewayState:
         self.session: aiohttp.ClientSession | None = None
         self._gateway: Gateway | None = None
         self._chat: ChatEndpoint | None = None
+        self.prober: Prober | None = None
+        self._probing: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
         connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30)
@@ -51,6 +56,10 @@ class GatewayState:
             cooldowns=self.cooldowns,
             stats=self.stats,
         )
+        targets = [t for r in self.config.routes for t in r.targets]
+        self.prober = Prober(self._gateway, targets, interval=self.config.probes.interval_seconds)
+        if self.config.probes.interval_seconds > 0:
+            self._probing = asyncio.create_task(self.prober.run(), name="health probes")
         self._chat = ChatEndpoint(
             self._gateway,
             self.limiter,
@@ -59,6 +68,10 @@ class GatewayState:
         )
 
     async def close(self) -> None:
+        if self._probing is not None:
+            self._probing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._probing
         if self.session is not None:
             await self.session.close()
 
@@ -103,6 +116,7 @@ class GatewayState:
             "errors": snapshot.get("errors", 0),
             "rejections": snapshot.get("rejections", {}),
             "breakers_not_closed": open_,
+            "probes": self.prober.results if self.prober else {},
         }
 
 
@@ -128,9 +142,11 @@ def gateway_routes(state: GatewayState) -> list[Route]:
         return JSONResponse(state.health())
 
     def snapshot() -> dict[str, Any]:
-        return state.stats.snapshot(
+        snapshot = state.stats.snapshot(
             breakers=state.breaker_view(), cooldowns=state.cooldowns.snapshot()
         )
+        snapshot["probes"] = state.prober.results if state.prober else {}
+        return snapshot
 
     async def stats(request: Request) -> Response:
         return JSONResponse(snapshot())

@@ -30,6 +30,7 @@ class AnthropicProvider(Provider):
     def __init__(self, config: ProviderConfig, session: aiohttp.ClientSession) -> None:
         super().__init__(config, session)
         self.url = f"{config.base_url}/v1/messages"
+        self.models_url = f"{config.base_url}/v1/models"
         self.headers = {
             "content-type": "application/json",
             "anthropic-version": ANTHROPIC_VERSION,

@@ -91,6 +91,7 @@ class Provider(ABC):
         self.config = config
         self.name = config.name
         self.session = session
+        self.headers: dict[str, str] = {}
         self.timeout = aiohttp.ClientTimeout(
             total=config.timeout_seconds, connect=config.connect_timeout_seconds
         )
@@ -110,6 +111,22 @@ class Provider(ABC):
 
     @abstractmethod
     async def open_stream(self, body: dict[str, Any], model: str) -> Stream: ...
+
+    models_url: str = ""  # the cheapest call the provider answers: its model list (probes)
+
+    async def probe(self) -> None:
+        """GET the model list; raise an UpstreamError unless it answers 2xx."""
+        try:
+            async with self.session.get(
+                self.models_url, headers=self.headers, timeout=self.timeout
+            ) as response:
+                raw = await response.read()
+                if response.status >= 300:
+                    raise _status_error(self.name, response, raw)
+        except aiohttp.ClientError as e:
+            raise _transport_error(self.name, e) from e
+        except TimeoutError as e:
+            raise UpstreamTimeout(f"{self.name}: upstream timed out") from e
 
     async def _post(
         self, url: str, payload: dict[str, Any], headers: dict[str, str], *, stream: bool

@@ -25,6 +25,7 @@ class OpenAIProvider(Provider):
     def __init__(self, config: ProviderConfig, session: aiohttp.ClientSession) -> None:
         super().__init__(config, session)
         self.url = f"{config.base_url}/chat/completions"
+        self.models_url = f"{config.base_url}/models"
         self.headers = {"content-type": "application/json", **config.headers}
         if config.api_key:
             self.headers["authorization"] = f"Bearer {config.api_key}"
