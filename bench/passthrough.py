@@ -15,10 +15,7 @@ with --port-file, writes it to FILE once accepting connections (as bench/upstrea
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
-import os
-import signal
 import sys
 from collections.abc import AsyncIterator
 
@@ -26,6 +23,7 @@ import aiohttp
 import orjson
 import uvloop
 from aiohttp import web
+from upstream import serve_app  # bench/ is on sys.path: run as a script
 
 SESSION = web.AppKey("session", aiohttp.ClientSession)
 
@@ -58,30 +56,10 @@ def make_app(upstream: str, model: str) -> web.Application:
     return app
 
 
-def _write_port_file(path: str, port: int) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        f.write(str(port))
-    os.replace(tmp, path)  # atomic: the reader never sees a partial number
-
-
 async def serve(host: str, port: int, port_file: str | None, upstream: str, model: str) -> None:
-    runner = web.AppRunner(make_app(upstream, model), access_log=None, handle_signals=False)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    bound = runner.addresses[0][1]
-    print(f"pass-through on http://{host}:{bound} -> {upstream}", flush=True)
-    if port_file:
-        _write_port_file(port_file, bound)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        await runner.cleanup()
+    await serve_app(
+        make_app(upstream, model), host, port, port_file, f"pass-through on {{url}} -> {upstream}"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -66,13 +66,16 @@ def _write_port_file(path: str, port: int) -> None:
     os.replace(tmp, path)  # atomic: the reader never sees a partial number
 
 
-async def serve(host: str, port: int, port_file: str | None) -> None:
-    runner = web.AppRunner(make_app(), access_log=None, handle_signals=False)
+async def serve_app(
+    app: web.Application, host: str, port: int, port_file: str | None, banner: str
+) -> None:
+    """Serve `app` until SIGINT/SIGTERM; print `banner` (with {url}) and write the port file."""
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
     bound = runner.addresses[0][1]
-    print(f"upstream listening on http://{host}:{bound}", flush=True)
+    print(banner.format(url=f"http://{host}:{bound}"), flush=True)
     if port_file:
         _write_port_file(port_file, bound)
     stop = asyncio.Event()
@@ -83,6 +86,10 @@ async def serve(host: str, port: int, port_file: str | None) -> None:
         await stop.wait()
     finally:
         await runner.cleanup()
+
+
+async def serve(host: str, port: int, port_file: str | None) -> None:
+    await serve_app(make_app(), host, port, port_file, "upstream listening on {url}")
 
 
 def main(argv: list[str] | None = None) -> None:
