@@ -18,11 +18,33 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from nerve.config_sections import (
+    AdminConfig,
+    AgentsConfig,
+    AssistantConfig,
+    IntentConfig,
+    LearningConfig,
+    MemoryConfig,
+    PipelineConfig,
+    SafetyConfig,
+)
 from nerve.errors import ConfigError
 from nerve.gateway.presets import PRESETS
 from nerve.secrets import decrypt_tree
 
-__all__ = ["Config", "ProviderConfig", "RouteConfig", "Target", "is_loopback", "load_config"]
+__all__ = [
+    "AdminConfig",
+    "Config",
+    "LearningConfig",
+    "MemoryConfig",
+    "ProviderConfig",
+    "RouteConfig",
+    "Target",
+    "find_config_file",
+    "is_loopback",
+    "load_config",
+    "parse_config_text",
+]
 
 
 class _Strict(BaseModel):
@@ -34,6 +56,8 @@ class ServerConfig(_Strict):
     port: int = Field(8080, ge=0, le=65535)
     workers: int = Field(1, ge=1, le=64)
     api_keys: list[str] = []
+    # The config file is re-read when it changes (checked this often; 0 turns watching off).
+    config_poll_seconds: float = Field(1.0, ge=0)
 
 
 class StorageConfig(_Strict):
@@ -41,7 +65,13 @@ class StorageConfig(_Strict):
 
 
 class RedisConfig(_Strict):
-    url: str | None = None
+    """Shared gateway state (GW-19): rate limits, breakers, cooldowns and stats of all replicas."""
+
+    url: str | None = None  # redis://[:password@]host:6379/0; None: each process keeps its own
+    on_error: Literal["local", "closed"] = "local"  # Redis down: in-process twins, or 503s
+    retry_seconds: float = Field(1.0, gt=0)  # while Redis is down, try it again this often
+    key_prefix: str = "nerve:"
+    timeout_seconds: float = Field(0.5, gt=0)  # per Redis command (and connect)
 
 
 class ProviderConfig(_Strict):
@@ -129,52 +159,6 @@ class ProbesConfig(_Strict):
     interval_seconds: float = Field(60, ge=0)
 
 
-class SafetyConfig(_Strict):
-    strict: bool = False
-    llm_judge: str | None = None  # a route or provider/model that judges what layers 1-2 allowed
-
-
-class IntentConfig(_Strict):
-    llm_route: str | None = None  # LLM-first intent extraction through this route; None: rules
-    timeout_seconds: float = Field(10, gt=0)
-    min_confidence: float = Field(0.5, ge=0, le=1)
-
-
-class PipelineConfig(_Strict):
-    answer_model: str | None = "auto"  # explain/summarize/report/query answered by this model
-
-
-class AgentsConfig(_Strict):
-    allowed_hosts: list[str] = []
-
-
-class FilesConfig(_Strict):
-    allowed_paths: list[str] = ["./workspace"]
-
-
-class AssistantConfig(_Strict):
-    model: str = "auto"
-    max_rounds: int = Field(10, ge=1)
-    files: FilesConfig = FilesConfig()
-
-
-class WalConfig(_Strict):
-    enabled: bool = True
-    encrypt: bool = False  # AES-GCM with the key in $NERVE_WAL_KEY (32 bytes, base64)
-    path: str | None = None  # default: memory.wal beside the SQLite file, else .nerve/
-
-
-class MemoryConfig(_Strict):
-    enabled: bool = True
-    importance_threshold: float = Field(0.4, ge=0, le=1)
-    short_term_cap: int = Field(50, ge=1)
-    max_contexts: int = Field(5, ge=1)
-    auto_recall: bool = True
-    max_data_bytes: int = Field(65536, ge=256, le=16 * 1024 * 1024)
-    embeddings: bool = False  # a MiniLM channel in search: needs `pip install 'nerve[embeddings]'`
-    wal: WalConfig = WalConfig()
-
-
 DEFAULT_PROVIDERS: list[dict[str, Any]] = [
     {"name": "openai", "preset": "openai"},
     {"name": "anthropic", "preset": "anthropic"},
@@ -203,6 +187,8 @@ class Config(_Strict):
     agents: AgentsConfig = AgentsConfig()
     assistant: AssistantConfig = AssistantConfig()
     memory: MemoryConfig = MemoryConfig()
+    learning: LearningConfig = LearningConfig()
+    admin: AdminConfig = AdminConfig()
 
     @model_validator(mode="after")
     def _cross_check(self) -> Config:
@@ -338,13 +324,22 @@ def load_config(path: str | None = None, environ: Mapping[str, str] | None = Non
         text = file.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot read config file {file}: {e.strerror}") from None
+    return parse_config_text(text, env, source=str(file))
+
+
+def parse_config_text(
+    text: str, environ: Mapping[str, str] | None = None, *, source: str = "the config"
+) -> Config:
+    """Validate a config file's text (what `load_config` reads, and what a reload receives)."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{file} is not valid YAML{where}: {getattr(e, 'problem', e)}") from None
-    return parse_config(data, env)
+        raise ConfigError(
+            f"{source} is not valid YAML{where}: {getattr(e, 'problem', e)}"
+        ) from None
+    return parse_config(data, environ)
 
 
 def is_loopback(host: str) -> bool:

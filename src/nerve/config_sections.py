@@ -1,0 +1,90 @@
+"""The config sections of everything beside the gateway: understanding, memory, assistant, admin.
+
+Split from `nerve.config` (which re-exports them) only to keep modules small; `Config` there
+is the one object the rest of nerve receives.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AdminConfig",
+    "AgentsConfig",
+    "AssistantConfig",
+    "FilesConfig",
+    "IntentConfig",
+    "LearningConfig",
+    "MemoryConfig",
+    "PipelineConfig",
+    "SafetyConfig",
+    "WalConfig",
+]
+
+
+class _Strict(BaseModel):
+    """Unknown keys are errors, and a loaded config never changes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SafetyConfig(_Strict):
+    strict: bool = False
+    llm_judge: str | None = None  # a route or provider/model that judges what layers 1-2 allowed
+
+
+class IntentConfig(_Strict):
+    llm_route: str | None = None  # LLM-first intent extraction through this route; None: rules
+    timeout_seconds: float = Field(10, gt=0)
+    min_confidence: float = Field(0.5, ge=0, le=1)
+
+
+class PipelineConfig(_Strict):
+    answer_model: str | None = "auto"  # explain/summarize/report/query answered by this model
+
+
+class AgentsConfig(_Strict):
+    allowed_hosts: list[str] = []
+
+
+class FilesConfig(_Strict):
+    allowed_paths: list[str] = ["./workspace"]
+
+
+class AssistantConfig(_Strict):
+    model: str = "auto"
+    max_rounds: int = Field(10, ge=1)
+    files: FilesConfig = FilesConfig()
+
+
+class WalConfig(_Strict):
+    enabled: bool = True
+    encrypt: bool = False  # AES-GCM with the key in $NERVE_WAL_KEY (32 bytes, base64)
+    path: str | None = None  # default: memory.wal beside the SQLite file, else .nerve/
+
+
+class MemoryConfig(_Strict):
+    enabled: bool = True
+    importance_threshold: float = Field(0.4, ge=0, le=1)
+    short_term_cap: int = Field(50, ge=1)
+    max_contexts: int = Field(5, ge=1)
+    auto_recall: bool = True
+    max_data_bytes: int = Field(65536, ge=256, le=16 * 1024 * 1024)
+    embeddings: bool = False  # a MiniLM channel in search: needs `pip install 'nerve[embeddings]'`
+    wal: WalConfig = WalConfig()
+
+
+class LearningConfig(_Strict):  # GW-12: outcomes are always recorded; reordering is opt-in
+    enabled: bool = False  # True: a route's candidates are reordered by what was observed
+    exploration: float = Field(0.05, ge=0, le=0.5)  # max share of decisions led by a non-best
+    latency_weight: float = Field(0.2, ge=0)  # score = success - w * latency / slowest
+    cost_weight: float = Field(0.2, ge=0)  # ... - w * cost per call / priciest
+    half_life_calls: int = Field(50, ge=1)  # a candidate's calls after which evidence weighs half
+    min_calls: int = Field(5, ge=1)  # calls a candidate needs before it can move up
+
+
+class AdminConfig(_Strict):  # the admin panel (AD-1..4); password: $NERVE_ADMIN_PASSWORD only
+    enabled: bool = True
+    state_dir: str = ".nerve"  # admin.json (0600): password hash, session signing secret
+    event_log: str = ".nerve/events.jsonl"  # the JSONL event log (AD-4); "" keeps it in memory
+    session_hours: float = Field(24, gt=0, le=720)
