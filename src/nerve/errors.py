@@ -12,6 +12,7 @@
     │   ├── UpstreamTimeout
     │   └── UpstreamConnection
     ├── AllCandidatesFailed         502     upstream_error      every candidate was tried or skipped
+    ├── SharedStateUnavailable      503     server_error        Redis down, redis.on_error: closed
     └── WalError                    500     wal_error           the memory WAL cannot be used
 
 Upstream exceptions (aiohttp, JSON decoding) become UpstreamError in the providers, once;
@@ -32,6 +33,7 @@ __all__ = [
     "PayloadTooLarge",
     "RateLimited",
     "RequestError",
+    "SharedStateUnavailable",
     "UpstreamConnection",
     "UpstreamError",
     "UpstreamStatus",
@@ -153,6 +155,19 @@ class AllCandidatesFailed(NerveError):
         super().__init__(f"all candidates for route '{route}' failed ({tried})", code="all_failed")
         self.route = route
         self.attempts = attempts
+
+
+class SharedStateUnavailable(NerveError):
+    """Redis is down and `redis.on_error: closed`: requests are refused rather than unlimited."""
+
+    status = 503
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message, code="shared_state_unavailable")
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {"retry-after": str(max(1, math.ceil(self.retry_after)))}
 
 
 class WalError(NerveError):

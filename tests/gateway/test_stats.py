@@ -275,3 +275,28 @@ def test_prometheus_text_is_valid_before_any_call() -> None:
     samples = parse_prometheus(text)
     assert [name for name, _, _ in samples] == ["nerve_uptime_seconds"]
     assert text.count("# TYPE ") == 8
+
+
+def test_drain_hands_over_the_counts_and_absorb_or_from_counters_take_them_back() -> None:
+    """GW-19: the local Stats as a delta buffer: drained counts leave it, a failed push returns
+    them, and a view built from counters shows the same numbers."""
+    clock = ManualClock()
+    stats = Stats(clock=clock)
+    call(stats, latency_s=0.2)
+    call(stats, route="code", ok=False, error="UpstreamTimeout")
+    stats.record_rejection("burst")
+    before = stats.snapshot()
+    counters = stats.drain()
+    assert stats.snapshot()["calls"] == 0 and stats.snapshot()["rejections"] == {}
+    call(stats, latency_s=0.4)
+    stats.absorb(counters)
+    after = stats.snapshot()
+    assert (after["calls"], after["errors"], after["rejections"]) == (3, 1, {"burst": 1})
+    assert after["by_route"]["code"]["last_error"] == "UpstreamTimeout"
+    assert after["latency_ms"]["p50"] == 200.0 and after["latency_ms"]["p99"] == 400.0
+    view = Stats.from_counters(counters, clock=clock, started=clock() - 5, since=clock() - 2)
+    snap = view.snapshot()
+    assert {k: snap[k] for k in ("calls", "errors", "tokens", "by_route", "rejections")} == {
+        k: before[k] for k in ("calls", "errors", "tokens", "by_route", "rejections")
+    }
+    assert (snap["uptime_s"], snap["since_reset_s"]) == (5, 2)

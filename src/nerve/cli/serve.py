@@ -10,7 +10,8 @@ import click
 
 from nerve import __version__
 from nerve.cli.base import cli, fail, load
-from nerve.config import is_loopback
+from nerve.config import find_config_file, is_loopback
+from nerve.errors import ConfigError
 
 __all__ = ["serve"]
 
@@ -19,7 +20,11 @@ __all__ = ["serve"]
 @click.option("--config", "config_path", metavar="FILE", help="Config file (YAML).")
 @click.option("--host", help="Address to bind. [default: server.host, 127.0.0.1]")
 @click.option("--port", type=int, help="Port to listen on. [default: server.port, 8080]")
-@click.option("--workers", type=click.IntRange(1, 64), help="Worker processes. [default: 1]")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    help="Worker processes; more than 1 needs redis.url to share limits. [default: 1]",
+)
 @click.option(
     "--log-level",
     default="info",
@@ -54,6 +59,20 @@ def serve(
             "this address could spend your provider keys. Set server.api_keys in the config, "
             "or bind to 127.0.0.1."
         )
+    if workers > 1 and not config.redis.url:
+        raise click.UsageError(
+            f"{workers} workers without redis.url: each worker would enforce its own rate "
+            f"limits, breakers and cooldowns ({workers}x the configured limits) and count its "
+            "own stats. Set redis.url (e.g. redis://127.0.0.1:6379/0) so the workers share one "
+            "state, or run a single worker."
+        )
+    if config.redis.url:
+        from nerve.gateway.shared import require_redis
+
+        try:
+            require_redis()
+        except ConfigError as e:
+            fail(e.message)
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -79,4 +98,5 @@ def serve(
             os.environ["NERVE_CONFIG"] = os.path.abspath(config_path)
         uvicorn.run("nerve.server:app_from_env", factory=True, workers=workers, **options)
     else:
-        uvicorn.run(build_app(config), **options)
+        path = find_config_file(config_path, os.environ)  # the file a reload re-reads
+        uvicorn.run(build_app(config, config_path=path), **options)

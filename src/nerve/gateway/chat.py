@@ -75,7 +75,7 @@ class ChatEndpoint:
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         try:
             client = self.auth.client_id(scope)
-            await self.limiter.acquire(client)
+            lease = await self.limiter.acquire(client)
         except NerveError as e:
             self.gateway.stats.record_rejection(e.code or e.type)
             await send_error(send, e)
@@ -101,7 +101,7 @@ class ChatEndpoint:
                 send, NerveError("internal error; see the server log", code="internal")
             )
         finally:
-            await self.limiter.release(client)
+            await self.limiter.release(client, lease)
 
     async def _pump(self, stream: Stream, served: Served, receive: Any, send: Any) -> None:
         await send(

@@ -47,11 +47,11 @@ def fanout_router(state: Callable[[], GatewayState]) -> APIRouter:
     async def admitted(request: Request) -> AsyncIterator[None]:
         gateway = state()
         client = gateway.auth.client_id(request.scope)
-        await gateway.limiter.acquire(client)
+        lease = await gateway.limiter.acquire(client)
         try:
             yield
         finally:
-            await gateway.limiter.release(client)
+            await gateway.limiter.release(client, lease)
 
     @router.post("/parallel", summary="One request to several models at once")
     async def parallel(body: ParallelBody, request: Request) -> dict[str, Any]:

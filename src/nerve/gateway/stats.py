@@ -6,7 +6,8 @@ sorting happens when a snapshot is read. Series are kept overall and per route, 
 ring buffer of the last 1024 latencies per series. Only answered calls are sampled: a refused
 connection would flatter p50 and a timeout would swamp p95; failures still count as calls/errors.
 A table holds at most 1000 series; names beyond that are counted under "(other)", so client-chosen
-model names cannot grow memory without bound.
+model names cannot grow memory without bound. With Redis (GW-19) the local Stats is a delta
+buffer: `drain()` hands its counters over, and `from_counters()` views every replica's sum.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from nerve.gateway.resilience.clock import Clock
 if TYPE_CHECKING:  # annotations only: this layer never reads config itself
     from nerve.config import Price
 
-__all__ = ["Stats", "Usage"]
+__all__ = ["Counters", "Series", "Stats", "Usage"]
 
 _RING = 1024
 _MAX_SERIES = 1000
@@ -60,9 +61,13 @@ class Usage:
         return cls(prompt, completion, reasoning, total)
 
 
-class _Series:
+class Series:
+    """One series' counters. INTS and FLOATS name the summable fields (for shipping them)."""
+
     __slots__ = ("calls", "completion", "cost", "errors", "fallbacks", "last_error", "lat_n",
                  "lat_sum", "prompt", "reasoning", "ring", "total")  # fmt: skip
+    INTS = ("calls", "errors", "fallbacks", "lat_n", "prompt", "completion", "reasoning", "total")
+    FLOATS = ("cost", "lat_sum")
 
     def __init__(self) -> None:
         self.calls = self.errors = self.fallbacks = self.lat_n = 0
@@ -92,6 +97,14 @@ class _Series:
         else:
             self.ring[(self.lat_n - 1) % _RING] = latency_s
 
+    def merge(self, other: Series) -> None:
+        """Add `other`'s counts; its samples go before ours, the ring keeps the last 1024."""
+        for name in (*self.INTS, *self.FLOATS):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.last_error = self.last_error or other.last_error
+        ring = other.ring + self.ring
+        self.ring = ring[-_RING:] if len(ring) > _RING else ring
+
     def quantiles(self) -> list[float | None]:
         """Nearest-rank quantiles of the ring, in seconds; None when nothing was sampled."""
         ordered, n = sorted(self.ring), len(self.ring)
@@ -119,10 +132,19 @@ class _Series:
         }
 
 
-def _at(table: dict[K, _Series], key: K, other: K) -> _Series:
+@dataclass(slots=True)
+class Counters:
+    """What a Stats counted, by table (all, route, provider, model, route_provider, target; keys
+    are names or tuples of names, () for all) and rejections by reason: for shipping elsewhere."""
+
+    tables: dict[str, dict[Any, Series]]
+    rejections: dict[str, int]
+
+
+def _at(table: dict[K, Series], key: K, other: K) -> Series:
     series = table.get(key)
     if series is None:  # a new name: past the cap it joins "(other)"
-        series = table.setdefault(key if len(table) < _MAX_SERIES else other, _Series())
+        series = table.setdefault(key if len(table) < _MAX_SERIES else other, Series())
     return series
 
 
@@ -135,14 +157,63 @@ class Stats:
         self._started = clock()
         self._clear()
 
+    def set_prices(self, prices: Mapping[str, Price]) -> None:
+        """Prices from a reloaded config; they apply to calls recorded from now on."""
+        self._prices = dict(prices)
+
+    @classmethod
+    def from_counters(
+        cls, counters: Counters, *, clock: Clock, started: float, since: float
+    ) -> Stats:
+        """A read-only view of counters gathered elsewhere (e.g. every replica's, from Redis)."""
+        stats = cls(clock=clock)
+        stats._started, stats._since = started, since
+        stats.absorb(counters)
+        return stats
+
+    def drain(self) -> Counters:
+        """Hand over everything counted so far and count from zero (a delta buffer's flush)."""
+        counters = self.counters()
+        self._empty()
+        return counters
+
+    def counters(self) -> Counters:
+        return Counters(
+            {
+                "all": {(): self._all},
+                "route": self._routes,
+                "provider": self._providers,
+                "model": self._models,
+                "route_provider": self._route_providers,
+                "target": self._targets,
+            },
+            self._rejections,
+        )
+
+    def absorb(self, counters: Counters) -> None:
+        """Add counters back in (a flush that failed), under the same caps as record()."""
+        mine = self.counters().tables
+        for name, table in counters.tables.items():
+            for key, series in table.items():
+                if name == "all":
+                    self._all.merge(series)
+                else:
+                    other = _OTHER if isinstance(key, str) else (_OTHER,) * len(key)
+                    _at(mine[name], key, other).merge(series)
+        for reason, n in counters.rejections.items():
+            self._rejections[reason] = self._rejections.get(reason, 0) + n
+
     def _clear(self) -> None:
         self._since = self._clock()
-        self._all = _Series()
-        self._routes: dict[str, _Series] = {}
-        self._providers: dict[str, _Series] = {}
-        self._models: dict[str, _Series] = {}
-        self._route_providers: dict[tuple[str, str], _Series] = {}
-        self._targets: dict[tuple[str, str, str], _Series] = {}
+        self._empty()
+
+    def _empty(self) -> None:
+        self._all = Series()
+        self._routes: dict[str, Series] = {}
+        self._providers: dict[str, Series] = {}
+        self._models: dict[str, Series] = {}
+        self._route_providers: dict[tuple[str, str], Series] = {}
+        self._targets: dict[tuple[str, str, str], Series] = {}
         self._rejections: dict[str, int] = {}
 
     def record(
@@ -156,7 +227,7 @@ class Stats:
         usage: Usage | None,
         fallback: bool,
         error: str | None = None,
-    ) -> None:
+    ) -> float:
         target = f"{provider}/{model}"
         cost = 0.0
         if usage is not None:
@@ -176,6 +247,7 @@ class Stats:
             _at(self._targets, (route, provider, model), (_OTHER, _OTHER, _OTHER)),
         ):
             series.add(ok, latency_s, usage, cost, fallback, error)
+        return cost
 
     def record_rejection(self, reason: str) -> None:
         self._rejections[reason] = self._rejections.get(reason, 0) + 1

@@ -67,6 +67,13 @@ class Breakers:
             clock=clock,
         )
 
+    def configure(self, cfg: BreakerConfig) -> None:
+        """New thresholds from a reloaded config; the state of every key is kept."""
+        self.failures = cfg.failures
+        self.half_open_after = cfg.half_open_after_seconds
+        self.successes_to_close = cfg.successes_to_close
+        self.probe_timeout = cfg.half_open_after_seconds
+
     async def allow(self, key: str) -> bool:
         b = self._keys.get(key)
         if b is None or b.state == "closed":
@@ -117,6 +124,10 @@ class Breakers:
         if b.state == "open" and self._clock() - b.opened_at >= self.half_open_after:
             return "half_open"
         return b.state
+
+    async def view(self) -> dict[str, dict[str, Any]]:
+        """`snapshot()` behind the async seam the Redis twin needs (RedisBreakers.view)."""
+        return self.snapshot()
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """Every key not in the pristine closed state; absent keys are closed with no failures."""

@@ -85,6 +85,10 @@ class Cooldowns:
             return 0.0
         return left
 
+    async def view(self) -> dict[str, float]:
+        """`snapshot()` behind the async seam the Redis twin needs (RedisCooldowns.view)."""
+        return self.snapshot()
+
     def snapshot(self) -> dict[str, float]:
         """Seconds remaining, for the keys cooling now."""
         now = self._clock()

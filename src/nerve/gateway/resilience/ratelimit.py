@@ -12,7 +12,8 @@ one that clears last, and retry_after is when the request would pass the time-ba
 
 Memory is bounded: clients live in LRU order; each `acquire` forgets the least recent client if it
 has gone quiet (nothing in flight, bucket full again, window empty), and at `max_clients` the least
-recent one is forgotten regardless. `acquire`/`release` are `async` for a Redis-backed twin.
+recent one is forgotten regardless. `acquire`/`release` are `async` for the Redis-backed twin
+(redis_limits.py), whose `acquire` returns a lease that `release` hands back; here it is "".
 """
 
 from __future__ import annotations
@@ -84,8 +85,8 @@ class RateLimiter:
             max_clients=max_clients,
         )
 
-    async def acquire(self, client: str) -> None:
-        """Admit one request of `client` or raise RateLimited(reason, retry_after)."""
+    async def acquire(self, client: str) -> str:
+        """Admit one request of `client` and return its lease ("" here), or raise RateLimited."""
         now = self._clock()
         c = self._client(client, now)
         if c.in_flight >= self.max_concurrent:
@@ -106,8 +107,9 @@ class RateLimiter:
         c.admitted.append(now)
         c.in_flight += 1
         self._in_flight += 1
+        return ""
 
-    async def release(self, client: str) -> None:
+    async def release(self, client: str, lease: str = "") -> None:
         """End one admitted request. A client forgotten meanwhile has nothing to release."""
         c = self._clients.get(client)
         if c is not None and c.in_flight > 0:
