@@ -5,6 +5,11 @@ endpoint, and later the intent LLM, the assistant and the MCP `reason` tool. A p
 route and its ordered candidates (the route's model, then its fallbacks). A candidate is skipped
 without a network call when its provider has no key, it is cooling down after a 429, or its
 breaker is open; a retryable upstream failure moves on to the next one.
+
+Every recorded call becomes an `Outcome` handed to `Gateway.observers` (GW-12); the gateway's
+`Learner` is one of them and, when `learning.enabled`, reorders a route's candidates in `plan`.
+`fallback` (x-nerve-fallback) means served by other than the plan's first candidate: with
+learning on, a configured fallback the learner put first is not a fallback.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import orjson
 
 from nerve.config import Config, RouteConfig, Target
 from nerve.errors import AllCandidatesFailed, NotFound, UpstreamError, UpstreamStatus
+from nerve.gateway.learning import Learner
+from nerve.gateway.outcome import Outcome
 from nerve.gateway.providers import Completion, Provider, Stream
 from nerve.gateway.request import validate_chat_request
 from nerve.gateway.resilience import Breakers, Cooldowns
@@ -47,6 +54,7 @@ class Served:
     fallback: bool
     started: float
     attempts: list[tuple[str, str]] = field(default_factory=list)
+    decided_by: str | None = None  # the router's layer when the client asked for "auto"
 
     def headers(self) -> dict[str, str]:
         return {
@@ -66,6 +74,7 @@ class Gateway:
         breakers: Breakers,
         cooldowns: Cooldowns,
         stats: Stats,
+        learner: Learner | None = None,
     ) -> None:
         self.config = config
         self.providers = dict(providers)
@@ -74,6 +83,13 @@ class Gateway:
         self.stats = stats
         self.routes: dict[str, RouteConfig] = {r.name: r for r in config.routes}
         self.router = Router(config.routes, max_classify_chars=config.limits.max_classify_chars)
+        self._targets = {r.name: tuple(r.targets) for r in config.routes}
+        if learner is None:
+            learner = Learner(config.learning, config.routes)
+        else:  # handed over by a reload: keep what it learnt about candidates that remain
+            learner.configure(config.learning, config.routes)
+        self.learner = learner
+        self.observers: list[Callable[[Outcome], None]] = [learner.observe]
         for provider in self.providers.values():
             if provider.missing_key:
                 log.warning("provider %s has no API key: its models will be skipped", provider.name)
@@ -83,10 +99,11 @@ class Gateway:
         model = body["model"]
         if model == "auto":
             decision = self.router.decide(body["messages"])
-            return Plan(decision.route, tuple(self.routes[decision.route].targets), decision)
-        route = self.routes.get(model)
-        if route is not None:
-            return Plan(route.name, tuple(route.targets), None)
+            targets = self.learner.order(decision.route, self._targets[decision.route])
+            return Plan(decision.route, targets, decision)
+        named = self._targets.get(model)
+        if named is not None:
+            return Plan(model, self.learner.order(model, named), None)
         provider, _, name = model.partition("/")
         if name and provider in self.providers:
             return Plan("explicit", (Target(provider=provider, model=name),), None)
@@ -158,7 +175,8 @@ class Gateway:
             if not await self.breakers.allow(key):
                 attempts.append((key, "skipped: circuit open"))
                 continue
-            served = Served(plan.route, target, index > 0, time.perf_counter(), attempts)
+            layer = plan.decision.layer if plan.decision else None
+            served = Served(plan.route, target, index > 0, time.perf_counter(), attempts, layer)
             try:
                 result = await call(provider, target.model)
             except UpstreamError as e:
@@ -193,13 +211,32 @@ class Gateway:
     def _record(
         self, served: Served, *, ok: bool, usage: Usage | None, error: Exception | None = None
     ) -> None:
-        self.stats.record(
+        latency = time.perf_counter() - served.started
+        cost = self.stats.record(
             route=served.route,
             provider=served.target.provider,
             model=served.target.model,
             ok=ok,
-            latency_s=time.perf_counter() - served.started,
+            latency_s=latency,
             usage=usage,
             fallback=served.fallback and ok,
             error=type(error).__name__ if error else None,
         )
+        outcome = Outcome(
+            route=served.route,
+            target=str(served.target),
+            ok=ok,
+            latency_s=latency,
+            usage=usage,
+            cost_usd=cost,
+            fallback=served.fallback,
+            error=f"{type(error).__name__}: {error}" if error else None,
+            attempts=tuple(served.attempts),
+            decided_by=served.decided_by,
+            at=time.time(),
+        )
+        for observer in self.observers:
+            try:
+                observer(outcome)
+            except Exception:
+                log.exception("an outcome observer failed: %r", observer)

@@ -1,0 +1,69 @@
+"""`GET /evolution` and `POST /evolution/reset` (SPEC GW-12): the learning router, inspected.
+
+GET returns `Learner.snapshot()`: per route, each candidate's calls, recent success rate,
+latency and cost EWMAs, score and share of recent first choices, plus the current preference,
+the configured order and the learning config. POST /evolution/reset forgets what was learnt,
+for one route (`{"route": "code"}`) or all (no body), and returns what it cleared. Both need the
+API key like /stats. The routes take a getter so they always reach the current gateway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from nerve.errors import NerveError, RequestError
+from nerve.gateway.chat import ClientAuth
+from nerve.gateway.core import Gateway
+
+__all__ = ["evolution_routes"]
+
+
+class _State(Protocol):
+    """What the routes need of GatewayState."""
+
+    @property
+    def auth(self) -> ClientAuth: ...
+
+    @property
+    def gateway(self) -> Gateway: ...
+
+
+Handler = Callable[[_State, Request], Any]
+
+
+def evolution_routes(state_getter: Callable[[], _State]) -> list[Route]:
+    def guarded(handler: Handler) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            state = state_getter()
+            try:
+                state.auth.client_id(request.scope)
+                return JSONResponse(await handler(state, request))
+            except NerveError as e:
+                return JSONResponse(e.to_dict(), status_code=e.status)
+
+        return endpoint
+
+    async def evolution(state: _State, request: Request) -> dict[str, Any]:
+        return state.gateway.learner.snapshot()
+
+    async def reset(state: _State, request: Request) -> dict[str, Any]:
+        raw = await request.body()
+        try:
+            body = orjson.loads(raw) if raw.strip() else {}
+        except orjson.JSONDecodeError:
+            raise RequestError("the body is not valid JSON", code="invalid_json") from None
+        route = body.get("route") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or not isinstance(route, str | None):
+            raise RequestError('expected {"route": "<name>"} or no body', param="route")
+        return {"previous": state.gateway.learner.reset(route)}
+
+    return [
+        Route("/evolution", guarded(evolution), methods=["GET"]),
+        Route("/evolution/reset", guarded(reset), methods=["POST"]),
+    ]
