@@ -65,9 +65,12 @@ def test_stats_count_errors_and_fallback_rate(server, upstream, upstream2):
 
 
 def test_stats_reset_returns_what_it_cleared(server, upstream):
-    """GW-13: /stats/reset returns the previous snapshot and starts from zero."""
+    """GW-13: /stats/reset returns the previous snapshot and starts from zero (admins only)."""
     chat(server)
-    previous = httpx.get(f"{server.url}/stats/reset").json()["previous"]
+    assert httpx.get(f"{server.url}/stats/reset").status_code == 401
+    assert httpx.get(f"{server.url}/stats").json()["calls"] == 1  # nothing was cleared
+    admin = {"x-nerve-admin-token": server.app.admin.auth.issue().token}
+    previous = httpx.get(f"{server.url}/stats/reset", headers=admin).json()["previous"]
     assert previous["calls"] == 1
     assert httpx.get(f"{server.url}/stats").json()["calls"] == 0
 

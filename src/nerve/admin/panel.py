@@ -1,0 +1,113 @@
+"""The admin panel's state: auth, login throttle, the event log, and what it is attached to.
+
+`mount_admin(app)` is the server's one call: it builds the panel, adds its routes to the app
+and gives the gateway the session check for /stats/reset. `open()` (in the lifespan, after the
+gateway opened) reads the admin state, starts the event log, subscribes it to the gateway's
+call outcomes and mirrors the `nerve` loggers into it; `close()` undoes that.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from nerve.admin.auth import AdminAuth
+from nerve.admin.masking import redactor
+from nerve.admin.throttle import LoginThrottle
+from nerve.config import Config
+from nerve.events import EventLog, LogMirror
+from nerve.gateway.resilience import Clock
+
+if TYPE_CHECKING:
+    from nerve.gateway.app import GatewayState
+
+__all__ = ["AdminPanel", "Host", "mount_admin"]
+
+# The gateway's per-call log lines: they reach the event log as structured outcomes already.
+_OUTCOME_LINES = ("FALLBACK route=", "ERROR route=")
+
+
+class Host(Protocol):
+    """What the panel needs of the server (`nerve.server.NerveApp`)."""
+
+    config: Config
+    config_path: Path | None
+    gateway: GatewayState
+
+    async def reload(self, text: str | None = None) -> dict[str, Any]: ...
+
+
+class AdminPanel:
+    def __init__(
+        self, host: Host, *, clock: Clock = time.monotonic, environ: Mapping[str, str] | None = None
+    ) -> None:
+        self.host = host
+        self.environ = os.environ if environ is None else environ
+        settings = host.config.admin
+        self.enabled = settings.enabled
+        self.auth = AdminAuth(
+            Path(settings.state_dir),
+            environ=self.environ,
+            clock=clock,
+            session_hours=settings.session_hours,
+        )
+        self.throttle = LoginThrottle(clock)
+        self.events = EventLog(Path(settings.event_log) if settings.event_log else None)
+        self._mirror = LogMirror(self.events, skip=_OUTCOME_LINES)
+        self._scrubbing: Config | None = None  # the config whose secrets `events.redact` knows
+
+    async def open(self) -> None:
+        if self.enabled:
+            self.auth.open()
+        await self.events.open()
+        logging.getLogger("nerve").addHandler(self._mirror)
+        self.attach()
+
+    async def close(self) -> None:
+        logging.getLogger("nerve").removeHandler(self._mirror)
+        await self.events.close()
+
+    def attach(self) -> None:
+        """Subscribe to the current gateway's outcomes and scrub the current config's secrets.
+
+        Idempotent and cheap: called after every reload the panel makes and on each dashboard
+        and logs read, so a reload by the file watcher (new keys) is picked up too.
+        """
+        observers = getattr(self.host.gateway.gateway, "observers", None)
+        if observers is not None and self.events.on_outcome not in observers:
+            observers.append(self.events.on_outcome)
+        if self.host.config is not self._scrubbing:
+            self._scrubbing = self.host.config
+            pattern = redactor(self.secret_values())
+            self.events.redact = (lambda text: pattern.sub("***", text)) if pattern else None
+
+    def secret_values(self) -> list[str]:
+        config = self.host.config
+        values = [p.api_key or "" for p in config.providers] + list(config.server.api_keys)
+        values += [v for p in config.providers for v in p.headers.values()]
+        return values
+
+    def scrub(self, text: str) -> str:
+        """Free text (an error message) without any configured secret in it."""
+        pattern = redactor(self.secret_values())
+        return pattern.sub("***", text) if pattern else text
+
+    def client(self, scope: Mapping[str, Any]) -> str:
+        client = scope.get("client")
+        return str(client[0]) if client else "unknown"
+
+
+def mount_admin(host: Any, *, clock: Clock = time.monotonic) -> AdminPanel:
+    """Build the panel for a NerveApp, add /admin and /admin/api/* to its FastAPI app, and
+    make the gateway's /stats/reset require an admin session."""
+    from nerve.admin.routes import admin_routes
+
+    panel = AdminPanel(host, clock=clock)
+    if panel.enabled:
+        host.api.router.routes.extend(admin_routes(panel))
+        host.gateway.admin_check = panel.auth.require
+    return panel

@@ -1,0 +1,188 @@
+"""The admin panel's HTTP surface (SPEC AD-1..AD-4).
+
+    GET  /admin                     the page (no auth: it shows the login form)
+    GET  /admin/static/*            its script and style, served by nerve (no CDN)
+    POST /admin/api/login           {password} → {token, expires_at} + the session cookie
+    POST /admin/api/logout          GET /admin/api/session
+    GET  /admin/api/dashboard       routes, breakers, cooldowns, probes, stats, health
+    GET  /admin/api/logs            ?kind=ERROR,FALLBACK&q=text&limit=200&after=<seq>
+    GET|PUT /admin/api/config       POST /admin/api/reload       (config_api.py)
+    GET  /admin/api/keys            PUT /admin/api/keys/{provider}  (config_api.py)
+
+Every request from another machine must come over HTTPS (426). Everything under /admin/api
+but login needs a session. Requests that change something must be `application/json` and, when
+the browser sends an Origin, same-origin: with the SameSite=Strict cookie that closes CSRF.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from nerve.admin.auth import COOKIE, check_transport
+from nerve.admin.panel import AdminPanel
+from nerve.errors import AuthError, NerveError, RateLimited, RequestError
+
+__all__ = ["admin_routes", "read_json"]
+
+STATIC = Path(__file__).parent / "static"
+PAGE_HEADERS = {
+    "content-security-policy": "default-src 'self'; img-src 'self' data:; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+async def read_json(request: Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise RequestError("the body must be a JSON object", code="invalid_json") from None
+    if not isinstance(body, dict):
+        raise RequestError("the body must be a JSON object", code="invalid_json")
+    return body
+
+
+def _same_origin(request: Request) -> None:
+    if not request.headers.get("content-type", "").startswith("application/json"):
+        raise RequestError("send the body as application/json", code="json_required")
+    origin = request.headers.get("origin")
+    # A TLS proxy may rewrite Host; the host the browser saw is then in X-Forwarded-Host.
+    hosts = {request.headers.get("host"), request.headers.get("x-forwarded-host")}
+    if origin is not None and origin.partition("://")[2] not in hosts:
+        raise AuthError(f"cross-origin request from {origin} refused", code="cross_origin")
+
+
+def guard(panel: AdminPanel, handler: Handler, *, session: bool = True) -> Handler:
+    async def endpoint(request: Request) -> Response:
+        try:
+            check_transport(request.scope)
+            if session:
+                panel.auth.session(request.scope)
+            if request.method not in ("GET", "HEAD"):
+                _same_origin(request)
+            response = await handler(request)
+        except NerveError as e:
+            response = JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
+        response.headers.setdefault("cache-control", "no-store")
+        return response
+
+    return endpoint
+
+
+class _TransportChecked:
+    """The static files, behind the same HTTPS rule as the rest of /admin."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            check_transport(scope)
+        except NerveError as e:
+            response = JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
+    from nerve.admin.config_api import config_routes
+
+    auth, events = panel.auth, panel.events
+
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
+
+    async def login(request: Request) -> Response:
+        client = panel.client(request.scope)
+        body = await read_json(request)
+        try:
+            panel.throttle.attempt(client)
+        except RateLimited as e:
+            events.emit("AUTH_LOGIN", ok=False, client=client, reason=e.code)
+            raise
+        password = body.get("password")
+        ok = isinstance(password, str) and await asyncio.to_thread(auth.check_password, password)
+        if not ok:
+            events.emit("AUTH_LOGIN", ok=False, client=client, reason="wrong_password")
+            raise AuthError("wrong password", code="wrong_password")
+        panel.throttle.succeeded(client)
+        session = auth.issue()
+        events.emit("AUTH_LOGIN", ok=True, client=client, reason=None)
+        response = JSONResponse({"token": session.token, "expires_at": session.expires_at})
+        response.set_cookie(
+            COOKIE,
+            session.token,
+            max_age=int(auth.session_seconds),
+            path="/",
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
+        return response
+
+    async def logout(request: Request) -> Response:
+        auth.revoke(auth.session(request.scope))
+        events.emit("AUTH_LOGOUT", client=panel.client(request.scope))
+        response = JSONResponse({"logged_out": True})
+        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+        return response
+
+    async def session(request: Request) -> Response:
+        current = auth.session(request.scope)
+        client = panel.client(request.scope)
+        return JSONResponse({"expires_at": current.expires_at, "client": client})
+
+    async def dashboard(request: Request) -> Response:
+        panel.attach()
+        state = panel.host.gateway  # with shared state (Redis): every replica's numbers
+        breakers = await state.breaker_view()
+        cooldowns = await state.cooldowns.view()
+        stats = (await state.stats_view()).snapshot()
+        routes = [
+            {"name": r.name, "rules": len(r.rules), "examples": len(r.examples),
+             "targets": [str(t) for t in r.targets]}
+            for r in panel.host.config.routes
+        ]  # fmt: skip
+        return JSONResponse({
+            "health": await state.health(),
+            "routes": routes,
+            "breakers": breakers,
+            "cooldowns": cooldowns,
+            "probes": state.prober.results if state.prober else {},
+            "stats": stats,
+        })  # fmt: skip
+
+    async def logs(request: Request) -> Response:
+        panel.attach()
+        params = request.query_params
+        kinds = {k.strip().upper() for k in params.get("kind", "").split(",") if k.strip()}
+        try:
+            limit = min(2000, max(1, int(params.get("limit", "200"))))
+            after = int(params.get("after", "0"))
+        except ValueError:
+            raise RequestError("'limit' and 'after' are integers", param="limit") from None
+        found = events.recent(kinds=kinds or None, q=params.get("q"), after=after, limit=limit)
+        return JSONResponse({"events": found})
+
+    return [
+        Route("/admin", guard(panel, page, session=False), methods=["GET"]),
+        Mount("/admin/static", app=_TransportChecked(StaticFiles(directory=STATIC))),
+        Route("/admin/api/login", guard(panel, login, session=False), methods=["POST"]),
+        Route("/admin/api/logout", guard(panel, logout), methods=["POST"]),
+        Route("/admin/api/session", guard(panel, session), methods=["GET"]),
+        Route("/admin/api/dashboard", guard(panel, dashboard), methods=["GET"]),
+        Route("/admin/api/logs", guard(panel, logs), methods=["GET"]),
+        *(Route(path, guard(panel, h), methods=m) for path, h, m in config_routes(panel)),
+    ]

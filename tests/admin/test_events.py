@@ -1,0 +1,143 @@
+"""The JSONL event log (SPEC AD-4): buffered lines on disk, a filterable ring, gateway outcomes
+and mirrored log records as events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nerve.events import EventLog, LogMirror
+from nerve.gateway.outcome import Outcome
+from nerve.gateway.stats import Usage
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def outcome(**overrides: Any) -> Outcome:
+    fields: dict[str, Any] = dict(
+        route="code", target="claude/sonnet", ok=True, latency_s=0.25,
+        usage=Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15), cost_usd=0.001,
+        fallback=False, error=None, attempts=(), decided_by=None, at=time.time(),
+    )  # fmt: skip
+    return Outcome(**{**fields, **overrides})
+
+
+async def test_events_are_buffered_and_written_as_json_lines_on_close(tmp_path: Path) -> None:
+    path = tmp_path / "log" / "events.jsonl"
+    log = EventLog(path, flush_interval=3600)
+    await log.open()
+    log.emit("CALL", route="default")
+    assert not path.exists()  # buffered: the hot path does not touch the disk
+    log.emit("AUTH_LOGIN", ok=False, client="10.1.1.1")  # audit events go out at once
+    assert [e["kind"] for e in lines(path)] == ["CALL", "AUTH_LOGIN"]
+    log.emit("ERROR", message="late")
+    await log.close()
+    written = lines(path)
+    assert [e["seq"] for e in written] == [1, 2, 3]
+    assert written[2]["ts"].endswith("Z") and written[2]["message"] == "late"
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+async def test_the_background_task_flushes_without_being_asked(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    log = EventLog(path, flush_interval=0.01)
+    flushed = asyncio.Event()
+    flush = log.flush
+
+    def observed() -> None:
+        flush()
+        if path.exists():
+            flushed.set()
+
+    log.flush = observed  # type: ignore[method-assign]
+    await log.open()
+    log.emit("CALL")
+    await asyncio.wait_for(flushed.wait(), timeout=5)
+    await log.close()
+    assert [e["kind"] for e in lines(path)] == ["CALL"]
+
+
+def test_recent_filters_by_kind_text_and_sequence() -> None:
+    log = EventLog(None, ring=5)
+    for i in range(7):
+        log.emit("CALL" if i % 2 else "ERROR", message=f"number {i}")
+    assert [e["message"] for e in log.recent()] == [f"number {i}" for i in range(2, 7)]
+    assert [e["kind"] for e in log.recent(kinds={"CALL"})] == ["CALL", "CALL"]
+    assert [e["message"] for e in log.recent(q="NUMBER 4")] == ["number 4"]
+    assert [e["seq"] for e in log.recent(after=5)] == [6, 7]
+    assert [e["seq"] for e in log.recent(limit=2)] == [6, 7]
+
+
+def test_gateway_outcomes_become_call_fallback_error_and_route_events() -> None:
+    """AD-4: one CALL, FALLBACK or ERROR per outcome; ROUTE when the cascade decided."""
+    log = EventLog(None)
+    log.on_outcome(outcome(decided_by="rules"))
+    log.on_outcome(outcome(fallback=True, attempts=(("openai/x", "upstream answered 500"),)))
+    log.on_outcome(outcome(ok=False, usage=None, error="UpstreamTimeout: upstream timed out"))
+    events = log.recent()
+    assert [e["kind"] for e in events] == ["ROUTE", "CALL", "FALLBACK", "ERROR"]
+    assert events[0]["decided_by"] == "rules"
+    assert events[1]["total_tokens"] == 15 and events[1]["latency_ms"] == 250.0
+    assert events[2]["message"] == "openai/x: upstream answered 500"
+    assert events[3]["error"].startswith("UpstreamTimeout")
+
+
+def test_warning_records_of_nerve_loggers_are_mirrored(caplog: pytest.LogCaptureFixture) -> None:
+    log = EventLog(None)
+    mirror = LogMirror(log, skip=("FALLBACK route=",))
+    logger = logging.getLogger("nerve.test_events")
+    logger.addHandler(mirror)
+    try:
+        logger.info("not mirrored")
+        logger.warning("provider %s has no API key", "openai")
+        logger.warning("RELOAD config applied: changed routes")
+        logger.warning("FALLBACK route=default served by b")  # an outcome carries it already
+        logger.warning("AUTH_LOGIN ok=true")  # a log line cannot forge an audit event
+        try:
+            raise ValueError("bad")
+        except ValueError:
+            logger.exception("probe failed")
+    finally:
+        logger.removeHandler(mirror)
+    events = log.recent()
+    assert [e["kind"] for e in events] == ["WARNING", "RELOAD", "WARNING", "ERROR"]
+    assert events[0]["message"] == "provider openai has no API key"
+    assert events[3]["message"] == "probe failed (ValueError: bad)"
+
+
+def test_secrets_are_scrubbed_from_free_text() -> None:
+    log = EventLog(None)
+    log.redact = lambda text: text.replace("sk-live-abcdef", "***")
+    log.on_outcome(outcome(ok=False, error="UpstreamStatus: bad key sk-live-abcdef"))
+    assert log.recent()[0]["error"] == "UpstreamStatus: bad key ***"
+
+
+async def test_a_refusing_disk_keeps_the_events_and_says_so_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    log = EventLog(blocker / "events.jsonl")  # its directory is a file
+    log.emit("CALL"), log.flush(), log.flush()
+    warnings = [r for r in caplog.records if "cannot write the event log" in r.getMessage()]
+    assert len(warnings) == 1
+    log.path = tmp_path / "events.jsonl"
+    log.flush()
+    assert [e["kind"] for e in lines(log.path)] == ["CALL"]
+
+
+def test_a_full_file_is_rotated_once(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    log = EventLog(path, max_bytes=200)
+    for _ in range(5):
+        log.emit("AUTH_LOGIN", ok=True, client="127.0.0.1")
+    assert (tmp_path / "events.jsonl.1").exists()
+    assert all(line["kind"] == "AUTH_LOGIN" for line in lines(tmp_path / "events.jsonl.1"))
