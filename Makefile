@@ -39,6 +39,7 @@ fmt: $(VENV)/.installed-dev
 # Benchmarks print tables; the evaluation data is read from ../shared/data (see bench/*.py --help).
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/routing.py
+	$(BIN)/python bench/learning.py
 	$(BIN)/python bench/safety.py
 	$(BIN)/python bench/language.py
 	$(BIN)/python bench/intent.py
@@ -47,6 +48,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/memory_wal.py
 	$(BIN)/python bench/memory_api.py
 	$(BIN)/python bench/gateway.py $(ARGS)
+	$(BIN)/python bench/replicas.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -53,9 +53,20 @@ class RunningServer:
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self._run, daemon=True)
+        self._loop_ready = threading.Event()
 
     def _run(self) -> None:
-        asyncio.run(self.server.serve(sockets=[self.sock]))
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._loop_ready.set()
+        await self.server.serve(sockets=[self.sock])
+
+    def call(self, coroutine: Any, timeout: float = 10) -> Any:
+        """Run a coroutine on the server's event loop (where its objects live); its result."""
+        assert self._loop_ready.wait(timeout), "the server's event loop did not start"
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
     def start(self) -> RunningServer:
         self.thread.start()

@@ -8,11 +8,13 @@ JSON; request validation errors are 400s naming the field.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
@@ -22,12 +24,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from nerve import __version__
-from nerve.config import Config, load_config
-from nerve.errors import NerveError, NotFound, PayloadTooLarge, RequestError
+from nerve.admin import mount_admin
+from nerve.config import Config, find_config_file, load_config, parse_config_text
+from nerve.errors import ConfigError, NerveError, NotFound, PayloadTooLarge, RequestError
 from nerve.gateway.app import GatewayState, gateway_routes
 from nerve.gateway.chat import send_error
+from nerve.gateway.evolution_routes import evolution_routes
 from nerve.gateway.fanout_routes import fanout_router
 from nerve.gateway.resilience import Clock
+from nerve.hotreload import ConfigWatcher, changed_sections, restart_required, write_atomically
 from nerve.memory import Memory, build_memory, memory_router
 from nerve.pipeline import build_pipeline
 from nerve.pipeline.routes import pipeline_router
@@ -39,24 +44,45 @@ CHAT_PATH = "/v1/chat/completions"
 
 
 class NerveApp:
-    def __init__(self, config: Config, *, clock: Clock = time.monotonic) -> None:
+    def __init__(
+        self, config: Config, *, clock: Clock = time.monotonic, config_path: Path | None = None
+    ) -> None:
         self.config = config
+        self.config_path = config_path  # the file a reload re-reads (None: nothing to re-read)
         self.gateway = GatewayState(config, clock=clock)
         self._memory: Memory | None = None
         self.pipeline = build_pipeline(config, self._ask, remember=self._remember)
+        self._reloading = asyncio.Lock()
+        self.watcher: ConfigWatcher | None = None
+        if config_path is not None and config.server.config_poll_seconds > 0:
+            self.watcher = ConfigWatcher(
+                config_path, self._file_changed, interval=config.server.config_poll_seconds
+            )
+        self.reloaded_at: float | None = None
+        self.gateway.health_parts["config"] = self._config_health
 
         @contextlib.asynccontextmanager
         async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             await self.gateway.open()
+            await self.admin.open()  # after the gateway: it subscribes to its outcomes
             if config.memory.enabled:
                 memory = build_memory(config)
                 await memory.open()
                 self._memory = memory
+            watching = None
+            if self.watcher is not None:
+                await self.watcher.check()  # primes it: the file as loaded is not a change
+                watching = asyncio.create_task(self.watcher.run(), name="config watcher")
             try:
                 yield
             finally:
+                if watching is not None:
+                    watching.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await watching
                 if self._memory is not None:
                     await self._memory.close()
+                await self.admin.close()
                 await self.gateway.close()
 
         self.api = FastAPI(
@@ -79,7 +105,75 @@ class NerveApp:
             memory_router(lambda: self.memory, max_contexts=config.memory.max_contexts)
         )
         self.api.router.routes.extend(gateway_routes(self.gateway))
+        self.api.router.routes.extend(evolution_routes(lambda: self.gateway))
+        self.admin = mount_admin(self, clock=clock)  # /admin, /admin/api/*; guards /stats/reset
         self.limited = BodyLimit(self.api, config.limits.max_body_bytes)
+
+    async def reload(self, text: str | None = None) -> dict[str, Any]:
+        """Apply a new config (GW-18): `text`, else the config file as it is now on disk.
+
+        The text is validated in full first; an invalid one raises ConfigError naming the key
+        and changes nothing. A valid text given here is written to the config file (atomically)
+        so a restart, and every replica watching the file, gets it too. In-flight requests
+        finish on the config they started with.
+        """
+        async with self._reloading:
+            given = text is not None
+            if text is None:
+                if self.config_path is None:
+                    raise ConfigError(
+                        "this server was started without a config file, so there is nothing "
+                        "to re-read; send the new config's text instead"
+                    )
+                try:
+                    text = self.config_path.read_text(encoding="utf-8")
+                except OSError as e:
+                    raise ConfigError(f"cannot read {self.config_path}: {e.strerror}") from None
+            new = self._parse(text)
+            if given and self.config_path is not None:
+                try:
+                    write_atomically(self.config_path, text)
+                except OSError as e:
+                    raise ConfigError(
+                        f"cannot write {self.config_path}: {e.strerror}; nothing was changed"
+                    ) from None
+            if self.watcher is not None:
+                self.watcher.seen(text)
+            return {**self._apply(new), "persisted": self.config_path is not None}
+
+    async def _file_changed(self, text: str) -> None:
+        async with self._reloading:
+            self._apply(self._parse(text))
+
+    def _config_health(self) -> dict[str, Any]:
+        return {
+            "path": str(self.config_path) if self.config_path else None,
+            "watching": self.watcher is not None,
+            "reloaded_at": self.reloaded_at,
+            "last_error": self.watcher.last_error if self.watcher else None,
+        }
+
+    def _parse(self, text: str) -> Config:
+        return parse_config_text(text, source=str(self.config_path or "the new config"))
+
+    def _apply(self, new: Config) -> dict[str, Any]:
+        # No await from here on: requests see the old config or the new one, never a mix.
+        old, self.config = self.config, new
+        self.gateway.reload(new)
+        self.reloaded_at = time.time()
+        self.pipeline = build_pipeline(new, self._ask, remember=self._remember)
+        changed, restart = changed_sections(old, new), restart_required(old, new)
+        log.warning(
+            "RELOAD config applied: changed %s%s",
+            ", ".join(changed) or "nothing",
+            f"; restart needed for {', '.join(restart)}" if restart else "",
+        )
+        return {
+            "reloaded": True,
+            "changed": changed,
+            "restart_required": restart,
+            "routes": [r.name for r in new.routes],
+        }
 
     async def _ask(self, messages: list[dict[str, Any]], **extra: Any) -> str:
         return await self.gateway.gateway.ask(messages, **extra)
@@ -136,13 +230,16 @@ class BodyLimit:
         await self.app(scope, counted, send)
 
 
-def build_app(config: Config, *, clock: Clock = time.monotonic) -> NerveApp:
-    return NerveApp(config, clock=clock)
+def build_app(
+    config: Config, *, clock: Clock = time.monotonic, config_path: Path | None = None
+) -> NerveApp:
+    return NerveApp(config, clock=clock, config_path=config_path)
 
 
 def app_from_env() -> NerveApp:
     """Factory for `uvicorn --factory` (used by `nerve serve --workers N`)."""
-    return build_app(load_config(os.environ.get("NERVE_CONFIG") or None))
+    path = find_config_file(None, os.environ)
+    return build_app(load_config(str(path) if path else None), config_path=path)
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:

@@ -1,7 +1,8 @@
 """The gateway's HTTP surface besides the chat endpoint: models, health, stats, metrics.
 
 `GatewayState` owns everything with a lifetime (the upstream HTTP session, the gateway built on
-it); it is opened and closed by the server's lifespan.
+it, the Redis link when `redis.url` shares the state between replicas: see shared.py); it is
+opened and closed by the server's lifespan. Views (/health, /stats...) await the shared state.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -18,12 +20,13 @@ from starlette.routing import Route
 
 from nerve import __version__
 from nerve.config import Config
-from nerve.errors import NerveError
+from nerve.errors import AuthError, NerveError
 from nerve.gateway.chat import ChatEndpoint, ClientAuth
 from nerve.gateway.core import Gateway
 from nerve.gateway.probes import Prober
 from nerve.gateway.providers import build_provider
-from nerve.gateway.resilience import Breakers, Clock, Cooldowns, RateLimiter
+from nerve.gateway.resilience import Clock
+from nerve.gateway.shared import LOCAL_HEALTH, build_resilience
 from nerve.gateway.stats import Stats
 
 __all__ = ["GatewayState", "gateway_routes"]
@@ -35,17 +38,27 @@ class GatewayState:
         self.clock = clock
         self.started = time.time()
         self.auth = ClientAuth(config.server.api_keys)
-        self.breakers = Breakers.from_config(config.limits.breaker, clock=clock)
-        self.cooldowns = Cooldowns(clock=clock)
-        self.limiter = RateLimiter.from_config(config.limits.rate, clock=clock)
         self.stats = Stats(prices=config.prices, clock=clock)
+        # In-process state, or (redis.url) the same classes backed by Redis: see shared.py.
+        self.resilience = build_resilience(config, self.stats, clock=clock)
+        self.shared = self.resilience.shared
+        self.breakers = self.resilience.breakers
+        self.cooldowns = self.resilience.cooldowns
+        self.limiter = self.resilience.limiter
         self.session: aiohttp.ClientSession | None = None
         self._gateway: Gateway | None = None
         self._chat: ChatEndpoint | None = None
         self.prober: Prober | None = None
         self._probing: asyncio.Task[None] | None = None
+        # Sections other parts of the server add to /health (config reload status, engines...).
+        self.health_parts: dict[str, Callable[[], Any]] = {}
+        # The admin session check (set by the admin panel; raises NerveError). None: no admin,
+        # so admin-only routes (/stats/reset) refuse everyone.
+        self.admin_check: Callable[[Any], None] | None = None
 
     async def open(self) -> None:
+        if self.shared is not None:
+            await self.shared.open()
         connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30)
         self.session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
         providers = {p.name: build_provider(p, self.session) for p in self.config.providers}
@@ -74,6 +87,43 @@ class GatewayState:
                 await self._probing
         if self.session is not None:
             await self.session.close()
+        if self.shared is not None:
+            await self.shared.close()
+
+    def reload(self, config: Config) -> None:
+        """Swap in a new config (GW-18); synchronous, so no request sees half of it.
+
+        Requests in flight keep the Gateway and ChatEndpoint they started with. Breaker,
+        cooldown, rate-limit and stats state is kept: it is keyed by target and client, so an
+        unchanged candidate keeps its open breaker or its 429 rest across the reload.
+        """
+        if self.session is None:
+            raise RuntimeError("the gateway is not open: the server's lifespan did not run")
+        providers = {p.name: build_provider(p, self.session) for p in config.providers}
+        old = self.gateway
+        gateway = Gateway(
+            config, providers, breakers=self.breakers, cooldowns=self.cooldowns, stats=self.stats,
+            learner=old.learner,  # what was learnt about candidates that remain is kept
+        )  # fmt: skip
+        gateway.observers = old.observers  # the learner and the event log keep listening
+        if config.limits.breaker != self.config.limits.breaker:
+            self.breakers.configure(config.limits.breaker)
+        if config.limits.rate != self.config.limits.rate:
+            self.limiter = self.resilience.limiter_for(config.limits.rate)
+        self.stats.set_prices(config.prices)
+        self.config = config
+        self.auth = ClientAuth(config.server.api_keys)
+        self._gateway = gateway
+        self._chat = ChatEndpoint(
+            gateway, self.limiter, self.auth, max_body_bytes=config.limits.max_body_bytes
+        )
+        if self._probing is not None:
+            self._probing.cancel()
+            self._probing = None
+        targets = [t for r in config.routes for t in r.targets]
+        self.prober = Prober(gateway, targets, interval=config.probes.interval_seconds)
+        if config.probes.interval_seconds > 0:
+            self._probing = asyncio.create_task(self.prober.run(), name="health probes")
 
     @property
     def gateway(self) -> Gateway:
@@ -91,20 +141,27 @@ class GatewayState:
         targets = {str(t) for r in self.config.routes for t in r.targets}
         return ["auto", *(r.name for r in self.config.routes), *sorted(targets)]
 
-    def breaker_view(self) -> dict[str, dict[str, Any]]:
+    async def breaker_view(self) -> dict[str, dict[str, Any]]:
         """Every configured target's breaker (closed ones included), plus any other known one."""
-        known = self.breakers.snapshot()
+        known = await self.breakers.view()
         targets = {str(t) for r in self.config.routes for t in r.targets} | set(known)
-        return {
-            key: known.get(key) or {"state": self.breakers.state(key), "consecutive_failures": 0}
-            for key in sorted(targets)
-        }
+        closed = {"state": "closed", "consecutive_failures": 0}
+        return {key: known.get(key) or dict(closed) for key in sorted(targets)}
 
-    def health(self) -> dict[str, Any]:
-        snapshot = self.stats.snapshot()
-        open_ = [k for k, v in self.breaker_view().items() if v["state"] != "closed"]
+    async def stats_view(self) -> Stats:
+        """The stats to show: this process's, or every replica's sum with shared state."""
+        return self.stats if self.shared is None else await self.shared.stats_view()
+
+    async def stats_reset(self) -> dict[str, Any]:
+        """Clear the stats (every replica's with shared state); returns what was cleared."""
+        return self.stats.reset() if self.shared is None else await self.shared.stats_reset()
+
+    async def health(self) -> dict[str, Any]:
+        snapshot = (await self.stats_view()).snapshot()
+        open_ = [k for k, v in (await self.breaker_view()).items() if v["state"] != "closed"]
+        shared = dict(LOCAL_HEALTH) if self.shared is None else self.shared.health()
         return {
-            "status": "degraded" if open_ else "ok",
+            "status": "degraded" if open_ or not shared["ok"] else "ok",
             "version": __version__,
             "uptime_s": round(time.time() - self.started, 1),
             "routes": [r.name for r in self.config.routes],
@@ -117,6 +174,8 @@ class GatewayState:
             "rejections": snapshot.get("rejections", {}),
             "breakers_not_closed": open_,
             "probes": self.prober.results if self.prober else {},
+            "shared_state": shared,
+            **{name: part() for name, part in self.health_parts.items()},
         }
 
 
@@ -132,6 +191,19 @@ def gateway_routes(state: GatewayState) -> list[Route]:
 
         return endpoint
 
+    def admin_only(handler: Any) -> Any:
+        async def endpoint(request: Request) -> Response:
+            try:
+                if state.admin_check is None:
+                    raise AuthError("needs an admin session; admin is disabled", code="no_admin")
+                state.admin_check(request.scope)
+            except NerveError as e:
+                return JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
+            response: Response = await handler(request)
+            return response
+
+        return endpoint
+
     async def models(request: Request) -> Response:
         data = [
             {"id": m, "object": "model", "created": 0, "owned_by": "nerve"} for m in state.models()
@@ -139,28 +211,26 @@ def gateway_routes(state: GatewayState) -> list[Route]:
         return JSONResponse({"object": "list", "data": data})
 
     async def health(request: Request) -> Response:
-        return JSONResponse(state.health())
-
-    def snapshot() -> dict[str, Any]:
-        snapshot = state.stats.snapshot(
-            breakers=state.breaker_view(), cooldowns=state.cooldowns.snapshot()
-        )
-        snapshot["probes"] = state.prober.results if state.prober else {}
-        return snapshot
+        return JSONResponse(await state.health())
 
     async def stats(request: Request) -> Response:
-        return JSONResponse(snapshot())
+        view = await state.stats_view()
+        snapshot = view.snapshot(
+            breakers=await state.breaker_view(), cooldowns=await state.cooldowns.view()
+        )
+        snapshot["probes"] = state.prober.results if state.prober else {}
+        return JSONResponse(snapshot)
 
     async def stats_reset(request: Request) -> Response:
-        return JSONResponse({"previous": state.stats.reset()})
+        return JSONResponse({"previous": await state.stats_reset()})
 
     async def cost_performance(request: Request) -> Response:
-        return JSONResponse(state.stats.cost_performance())
+        return JSONResponse((await state.stats_view()).cost_performance())
 
     async def metrics(request: Request) -> Response:
-        states = {key: view["state"] for key, view in state.breaker_view().items()}
+        states = {key: view["state"] for key, view in (await state.breaker_view()).items()}
         return PlainTextResponse(
-            state.stats.prometheus(breakers=states),
+            (await state.stats_view()).prometheus(breakers=states),
             media_type="text/plain; version=0.0.4; charset=utf-8",
         )
 
@@ -173,7 +243,7 @@ def gateway_routes(state: GatewayState) -> list[Route]:
         Route("/v1/models", guarded(models)),
         Route("/health", health),
         Route("/stats", guarded(stats)),
-        Route("/stats/reset", guarded(stats_reset), methods=["GET", "POST"]),
+        Route("/stats/reset", admin_only(stats_reset), methods=["GET", "POST"]),
         Route("/cost-performance", guarded(cost_performance)),
         Route("/metrics", guarded(metrics)),
     ]

@@ -1,0 +1,139 @@
+"""Hot reload of the config (SPEC GW-18): what a new config changes, and watching the file.
+
+A reload is validate → build → swap: the new config is parsed in full before anything changes,
+so an invalid file is rejected with its reason while the old config keeps serving. Routes,
+providers, prices, limits, probes, learning and the understanding pipeline apply at once;
+sections that own sockets, files or stores (`server.host`, `storage`, `redis`, `memory`...)
+are reported as needing a restart rather than half-applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from nerve.config import Config
+from nerve.errors import ConfigError
+
+__all__ = ["ConfigWatcher", "changed_sections", "restart_required", "write_atomically"]
+
+log = logging.getLogger("nerve.reload")
+
+# Sections a running server owns resources for: a change takes a restart.
+_RESTART = ("storage", "redis", "memory", "admin", "assistant", "agents")
+_SERVER_RESTART = ("host", "port", "workers")
+
+
+def changed_sections(old: Config, new: Config) -> list[str]:
+    return [name for name in type(new).model_fields if getattr(old, name) != getattr(new, name)]
+
+
+def restart_required(old: Config, new: Config) -> list[str]:
+    """Keys whose new values take effect only after a restart."""
+    out = [
+        f"server.{k}" for k in _SERVER_RESTART if getattr(old.server, k) != getattr(new.server, k)
+    ]
+    out += [name for name in _RESTART if name in type(new).model_fields
+            and getattr(old, name) != getattr(new, name)]  # fmt: skip
+    return out
+
+
+def digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text` so a reader (another replica's watcher) never sees half a file."""
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class ConfigWatcher:
+    """Polls the config file; when its content changes, calls `on_change(text)`.
+
+    Polling (stat, then a digest only when size or mtime moved) needs no inotify and works on
+    every filesystem, including a ConfigMap volume that swaps a symlink.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        on_change: Callable[[str], Awaitable[object]],
+        *,
+        interval: float,
+    ) -> None:
+        self.path = path
+        self.on_change = on_change
+        self.interval = interval
+        self._stat: tuple[int, int] | None = None
+        self._digest: str | None = None
+        self.last_error: str | None = None
+        self._poke = asyncio.Event()
+
+    def seen(self, text: str) -> None:
+        """The server applied `text` itself (API reload): do not apply it a second time."""
+        self._digest = digest(text)
+        self.last_error = None
+
+    def poke(self) -> None:
+        """Check now rather than at the next interval."""
+        self._poke.set()
+
+    async def run(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._poke.wait(), self.interval)
+            self._poke.clear()
+            try:
+                await self.check()
+            except Exception:  # a bug here must not stop watching
+                log.exception("config watcher failed")
+
+    async def check(self) -> bool:
+        """Apply the file if its content changed since last seen. True when it was applied."""
+        try:
+            st = self.path.stat()
+        except OSError as e:
+            self._note_error(f"cannot read {self.path}: {e.strerror}")
+            return False
+        stat = (st.st_mtime_ns, st.st_size)
+        if stat == self._stat:
+            return False
+        self._stat = stat
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except OSError as e:
+            self._note_error(f"cannot read {self.path}: {e.strerror}")
+            return False
+        if digest(text) == self._digest:
+            return False
+        self._digest = digest(text)
+        try:
+            await self.on_change(text)
+        except ConfigError as e:
+            self._note_error(f"the changed config file was not applied: {e}")
+            return False
+        self.last_error = None
+        return True
+
+    def _note_error(self, message: str) -> None:
+        if message != self.last_error:
+            log.error("RELOAD %s; the previous config keeps serving", message)
+        self.last_error = message
