@@ -266,3 +266,35 @@ async def test_a_cooldown_set_by_one_replica_rests_the_target_on_the_other(
     assert await b.remaining(KEY) == 50 and await a.remaining(KEY) == 50
     clock.advance(50)
     assert await a.remaining(KEY) == 0
+
+
+async def test_the_gate_answers_cooldown_and_breaker_in_one_question(make, clock) -> None:
+    """GW-8/9/19: before a call, a 429 rest comes first, then the breaker; one round trip."""
+    breakers = make("breakers", failures=1, half_open_after=30)
+    cooldowns = make("cooldowns")
+    gate = lambda: breakers.gate(KEY, cooldowns)  # noqa: E731
+
+    assert (await gate())[:2] == (0.0, True)
+    await cooldowns.cool(KEY, 5)
+    cooling, admitted = (await gate())[:2]
+    assert cooling == pytest.approx(5) and not admitted
+    clock.advance(5)
+    await breakers.record_failure(KEY)  # trips at once (failures=1)
+    assert (await gate())[:2] == (0.0, False)
+    clock.advance(30)
+    assert (await gate())[:2] == (0.0, True)  # the one half-open probe
+    assert (await gate())[:2] == (0.0, False)  # ...and only one
+
+
+async def test_the_redis_gate_says_when_a_target_has_no_breaker_story(
+    redis_client, redis_prefix, clock
+) -> None:
+    """GW-19: "pristine" lets a replica skip the success write that would change nothing."""
+    client = redis_client()
+    breakers = RedisBreakers(client, failures=3, prefix=redis_prefix, clock=clock)
+    cooldowns = RedisCooldowns(client, prefix=redis_prefix, clock=clock)
+    assert await breakers.gate(KEY, cooldowns) == (0.0, True, True)
+    await breakers.record_failure(KEY)
+    assert await breakers.gate(KEY, cooldowns) == (0.0, True, False)
+    await breakers.record_success(KEY)
+    assert await breakers.gate(KEY, cooldowns) == (0.0, True, True)

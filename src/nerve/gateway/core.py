@@ -168,11 +168,11 @@ class Gateway:
             if provider.missing_key:
                 attempts.append((key, "skipped: no API key"))
                 continue
-            cooling = await self.cooldowns.remaining(key)
+            cooling, admitted = await self.breakers.gate(key, self.cooldowns)
             if cooling > 0:
                 attempts.append((key, f"skipped: cooling down {cooling:.0f}s after 429"))
                 continue
-            if not await self.breakers.allow(key):
+            if not admitted:
                 attempts.append((key, "skipped: circuit open"))
                 continue
             layer = plan.decision.layer if plan.decision else None

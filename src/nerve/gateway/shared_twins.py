@@ -115,6 +115,7 @@ class SharedBreakers(Breakers):
         self.redis = RedisBreakers.from_config(
             cfg, shared.redis, prefix=shared.prefix, clock=shared.clock
         )
+        self._pristine: set[str] = set()  # keys whose last gate here found no breaker story
 
     def configure(self, cfg: BreakerConfig) -> None:
         super().configure(cfg)
@@ -124,11 +125,30 @@ class SharedBreakers(Breakers):
         allowed = await self.shared.run(lambda: self.redis.allow(key))
         return await super().allow(key) if allowed is MISS else allowed
 
+    async def gate(self, key: str, cooldowns: Cooldowns) -> tuple[float, bool]:
+        if not isinstance(cooldowns, SharedCooldowns):
+            return await super().gate(key, cooldowns)
+        verdict = await self.shared.run(lambda: self.redis.gate(key, cooldowns.redis))
+        if verdict is MISS:
+            return await super().gate(key, cooldowns)
+        cooling, admitted, pristine = verdict
+        if pristine:
+            self._pristine.add(key)
+        else:
+            self._pristine.discard(key)
+        return cooling, admitted
+
     async def record_success(self, key: str) -> None:
+        if key in self._pristine:
+            # The gate saw no story for this key: a success has nothing to reset. This saves a
+            # round trip per call; the price is that a failure another replica records between
+            # our gate and our success is not cleared by it (the count errs towards opening).
+            return
         if await self.shared.run(lambda: self.redis.record_success(key)) is MISS:
             await super().record_success(key)
 
     async def record_failure(self, key: str) -> None:
+        self._pristine.discard(key)
         if await self.shared.run(lambda: self.redis.record_failure(key)) is MISS:
             await super().record_failure(key)
 

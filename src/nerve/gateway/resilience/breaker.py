@@ -24,6 +24,7 @@ from nerve.gateway.resilience.clock import Clock
 
 if TYPE_CHECKING:  # annotations only: this layer never reads config itself
     from nerve.config import BreakerConfig
+    from nerve.gateway.resilience.cooldown import Cooldowns
 
 __all__ = ["BreakerState", "Breakers"]
 
@@ -87,6 +88,16 @@ class Breakers:
             return False
         b.probe_since = now
         return True
+
+    async def gate(self, key: str, cooldowns: Cooldowns) -> tuple[float, bool]:
+        """Before a call: (seconds `key` still rests after a 429, whether the breaker admits it).
+
+        One question so that a shared twin can answer both in one round trip.
+        """
+        cooling = await cooldowns.remaining(key)
+        if cooling > 0:
+            return cooling, False
+        return 0.0, await self.allow(key)
 
     async def record_success(self, key: str) -> None:
         b = self._keys.get(key)

@@ -52,7 +52,7 @@ class RedisCooldowns:
         self.default_seconds = default_seconds
         self.max_seconds = max_seconds
         self._clock = clock
-        self._key = f"{prefix}cd"
+        self.zset = f"{prefix}cd"  # the breakers' gate script reads it too
         self._cool = redis.register_script(_COOL)
 
     async def cool(self, key: str, seconds: float | None) -> float:
@@ -61,16 +61,16 @@ class RedisCooldowns:
         wanted = self.default_seconds if seconds is None or math.isnan(seconds) else seconds
         wanted = min(max(wanted, 0.0), self.max_seconds)
         args = [repr(self._clock()), repr(wanted), key]
-        return float(await self._cool(keys=[self._key], args=args))
+        return float(await self._cool(keys=[self.zset], args=args))
 
     async def remaining(self, key: str) -> float:
-        ends: float | None = await self.redis.zscore(self._key, key)
+        ends: float | None = await self.redis.zscore(self.zset, key)
         return 0.0 if ends is None else max(0.0, ends - self._clock())
 
     async def view(self) -> dict[str, float]:
         """Seconds remaining, for the keys cooling now."""
         now = self._clock()
         rows: list[Any] = await self.redis.zrangebyscore(
-            self._key, f"({now!r}", "+inf", withscores=True
+            self.zset, f"({now!r}", "+inf", withscores=True
         )
         return {str(key): round(float(ends) - now, 3) for key, ends in rows}
