@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from nerve.admin.auth import AdminAuth
 from nerve.admin.masking import redactor
 from nerve.admin.throttle import LoginThrottle
+from nerve.admin.throttle_shared import SharedLoginThrottle
 from nerve.config import Config
 from nerve.events import EventLog, LogMirror
 from nerve.gateway.resilience import Clock
@@ -55,7 +56,9 @@ class AdminPanel:
             clock=clock,
             session_hours=settings.session_hours,
         )
-        self.throttle = LoginThrottle(clock)
+        shared = host.gateway.shared
+        # One count of failed logins for every worker and replica when they share Redis.
+        self.throttle = LoginThrottle(clock) if shared is None else SharedLoginThrottle(shared)
         self.events = EventLog(Path(settings.event_log) if settings.event_log else None)
         self._mirror = LogMirror(self.events, skip=_OUTCOME_LINES)
         self._scrubbing: Config | None = None  # the config whose secrets `events.redact` knows

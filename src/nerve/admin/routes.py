@@ -108,7 +108,7 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
         client = panel.client(request.scope)
         body = await read_json(request)
         try:
-            panel.throttle.attempt(client)
+            await panel.throttle.attempt(client)
         except RateLimited as e:
             events.emit("AUTH_LOGIN", ok=False, client=client, reason=e.code)
             raise
@@ -117,7 +117,7 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
         if not ok:
             events.emit("AUTH_LOGIN", ok=False, client=client, reason="wrong_password")
             raise AuthError("wrong password", code="wrong_password")
-        panel.throttle.succeeded(client)
+        await panel.throttle.succeeded(client)
         session = auth.issue()
         events.emit("AUTH_LOGIN", ok=True, client=client, reason=None)
         response = JSONResponse({"token": session.token, "expires_at": session.expires_at})

@@ -4,7 +4,9 @@ Counted per client address. An attempt is recorded as a failure *before* the pas
 checked and forgiven when it succeeds, so a burst of parallel guesses cannot slip past the limit
 while the (deliberately slow) hash runs. Failures older than the ban period are forgotten; a
 success clears the client. At most `max_clients` addresses are remembered (least recent first
-out). The state lives in this process: with N workers a client gets N times the guesses.
+out). With `redis.url` set, `SharedLoginThrottle` keeps the counts in Redis, so N workers or
+replicas give a client no more guesses than one; while Redis is down this process's own counts
+apply.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ class LoginThrottle:
         self.max_clients = max_clients
         self._clients: OrderedDict[str, _Client] = OrderedDict()
 
-    def attempt(self, client: str) -> None:
+    async def attempt(self, client: str) -> None:
         """Raise when `client` may not try now; else count the attempt as failed until forgiven."""
         now = self.clock()
         entry = self._clients.pop(client, None) or _Client()
@@ -82,5 +84,5 @@ class LoginThrottle:
         if len(entry.failures) >= self.ban_after:
             entry.banned_until = now + self.ban_seconds
 
-    def succeeded(self, client: str) -> None:
+    async def succeeded(self, client: str) -> None:
         self._clients.pop(client, None)
