@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from nerve.errors import RateLimited
 from nerve.gateway.resilience import Breakers, Clock, Cooldowns, RateLimiter
+from nerve.gateway.resilience.breaker import breaker_options
+from nerve.gateway.resilience.ratelimit import rate_options
 from nerve.gateway.resilience.redis_breaker import RedisBreakers
 from nerve.gateway.resilience.redis_cooldown import RedisCooldowns
 from nerve.gateway.resilience.redis_limits import RedisRateLimiter
@@ -37,14 +39,7 @@ class SharedLimiter(RateLimiter):
     def __init__(
         self, shared: SharedState, cfg: RateConfig, *, clock: Clock, lease_seconds: float = 600
     ) -> None:
-        super().__init__(
-            window_requests=cfg.window_requests,
-            window_seconds=cfg.window_seconds,
-            burst=cfg.burst,
-            refill_per_second=cfg.refill_per_second,
-            max_concurrent=cfg.max_concurrent,
-            clock=clock,
-        )
+        super().__init__(**rate_options(cfg), clock=clock)
         self.cfg = cfg
         self.shared = shared
         self.redis = RedisRateLimiter.from_config(
@@ -105,12 +100,7 @@ class SharedBreakers(Breakers):
     """Circuit breakers in Redis: one trip is seen by every replica."""
 
     def __init__(self, shared: SharedState, cfg: BreakerConfig, *, clock: Clock) -> None:
-        super().__init__(
-            failures=cfg.failures,
-            half_open_after=cfg.half_open_after_seconds,
-            successes_to_close=cfg.successes_to_close,
-            clock=clock,
-        )
+        super().__init__(**breaker_options(cfg), clock=clock)
         self.shared = shared
         self.redis = RedisBreakers.from_config(
             cfg, shared.redis, prefix=shared.prefix, clock=shared.clock

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # annotations only: this layer never reads config itself
     from nerve.config import BreakerConfig
     from nerve.gateway.resilience.cooldown import Cooldowns
 
-__all__ = ["BreakerState", "Breakers"]
+__all__ = ["BreakerState", "Breakers", "breaker_options", "configure_breaker"]
 
 BreakerState = Literal["closed", "open", "half_open"]
 
@@ -38,6 +38,22 @@ class _Breaker:
     successes: int = 0  # probe successes, while half-open
     opened_at: float = 0.0
     probe_since: float | None = None  # when the probe in flight was handed out
+
+
+def breaker_options(cfg: BreakerConfig) -> dict[str, Any]:
+    """The breakers' constructor arguments from `limits.breaker` (shared by the Redis twin)."""
+    return {
+        "failures": cfg.failures,
+        "half_open_after": cfg.half_open_after_seconds,
+        "successes_to_close": cfg.successes_to_close,
+    }
+
+
+def configure_breaker(breakers: Any, cfg: BreakerConfig) -> None:
+    """Apply reloaded thresholds to either implementation; the probe timeout follows the timer."""
+    for name, value in breaker_options(cfg).items():
+        setattr(breakers, name, value)
+    breakers.probe_timeout = cfg.half_open_after_seconds
 
 
 class Breakers:
@@ -61,19 +77,11 @@ class Breakers:
 
     @classmethod
     def from_config(cls, cfg: BreakerConfig, *, clock: Clock = time.monotonic) -> Breakers:
-        return cls(
-            failures=cfg.failures,
-            half_open_after=cfg.half_open_after_seconds,
-            successes_to_close=cfg.successes_to_close,
-            clock=clock,
-        )
+        return cls(**breaker_options(cfg), clock=clock)
 
     def configure(self, cfg: BreakerConfig) -> None:
         """New thresholds from a reloaded config; the state of every key is kept."""
-        self.failures = cfg.failures
-        self.half_open_after = cfg.half_open_after_seconds
-        self.successes_to_close = cfg.successes_to_close
-        self.probe_timeout = cfg.half_open_after_seconds
+        configure_breaker(self, cfg)
 
     async def allow(self, key: str) -> bool:
         b = self._keys.get(key)

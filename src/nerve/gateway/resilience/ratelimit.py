@@ -29,9 +29,17 @@ from nerve.gateway.resilience.clock import Clock
 if TYPE_CHECKING:  # annotations only: this layer never reads config itself
     from nerve.config import RateConfig
 
-__all__ = ["RateLimiter"]
+__all__ = ["RateLimiter", "rate_options"]
 
 _EPS = 1e-9  # float refill arithmetic: 10 x 0.1 s must earn a whole token
+
+
+def rate_options(cfg: RateConfig) -> dict[str, Any]:
+    """The limiter's constructor arguments from `limits.rate` (shared by its Redis twin)."""
+    return {name: getattr(cfg, name) for name in _OPTIONS}
+
+
+_OPTIONS = ("window_requests", "window_seconds", "burst", "refill_per_second", "max_concurrent")
 
 
 @dataclass(slots=True)
@@ -75,15 +83,7 @@ class RateLimiter:
     def from_config(
         cls, cfg: RateConfig, *, clock: Clock = time.monotonic, max_clients: int = 100_000
     ) -> RateLimiter:
-        return cls(
-            window_requests=cfg.window_requests,
-            window_seconds=cfg.window_seconds,
-            burst=cfg.burst,
-            refill_per_second=cfg.refill_per_second,
-            max_concurrent=cfg.max_concurrent,
-            clock=clock,
-            max_clients=max_clients,
-        )
+        return cls(**rate_options(cfg), clock=clock, max_clients=max_clients)
 
     async def acquire(self, client: str) -> str:
         """Admit one request of `client` and return its lease ("" here), or raise RateLimited."""

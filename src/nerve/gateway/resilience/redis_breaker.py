@@ -19,7 +19,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from nerve.gateway.resilience.breaker import BreakerState
+from nerve.gateway.resilience.breaker import BreakerState, breaker_options, configure_breaker
 from nerve.gateway.resilience.clock import Clock
 
 if TYPE_CHECKING:
@@ -145,21 +145,11 @@ class RedisBreakers:
     def from_config(
         cls, cfg: BreakerConfig, redis: Redis, *, prefix: str = "nerve:", clock: Clock = time.time
     ) -> RedisBreakers:
-        return cls(
-            redis,
-            failures=cfg.failures,
-            half_open_after=cfg.half_open_after_seconds,
-            successes_to_close=cfg.successes_to_close,
-            prefix=prefix,
-            clock=clock,
-        )
+        return cls(redis, **breaker_options(cfg), prefix=prefix, clock=clock)
 
     def configure(self, cfg: BreakerConfig) -> None:
         """New thresholds from a reloaded config; the state in Redis is kept."""
-        self.failures = cfg.failures
-        self.half_open_after = cfg.half_open_after_seconds
-        self.successes_to_close = cfg.successes_to_close
-        self.probe_timeout = cfg.half_open_after_seconds
+        configure_breaker(self, cfg)
 
     @property
     def _ttl(self) -> str:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from nerve.errors import RateLimited
 from nerve.gateway.resilience.clock import Clock
+from nerve.gateway.resilience.ratelimit import rate_options
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -116,15 +117,7 @@ class RedisRateLimiter:
         lease_seconds: float = 600,
     ) -> RedisRateLimiter:  # fmt: skip
         return cls(
-            redis,
-            window_requests=cfg.window_requests,
-            window_seconds=cfg.window_seconds,
-            burst=cfg.burst,
-            refill_per_second=cfg.refill_per_second,
-            max_concurrent=cfg.max_concurrent,
-            prefix=prefix,
-            clock=clock,
-            lease_seconds=lease_seconds,
+            redis, **rate_options(cfg), prefix=prefix, clock=clock, lease_seconds=lease_seconds
         )
 
     def keys(self, client: str) -> list[str]:
