@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -68,8 +69,14 @@ class RunningServer:
         assert self._loop_ready.wait(timeout), "the server's event loop did not start"
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
-    def start(self) -> RunningServer:
+    def start(self, timeout: float = 15) -> RunningServer:
+        """Start serving; return once the app's lifespan has started (or fail loudly)."""
         self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the server did not start; see the log above")
+            time.sleep(0.005)  # polling a flag uvicorn sets, not a timing assumption
         return self
 
     def stop(self) -> None:

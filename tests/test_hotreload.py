@@ -224,3 +224,12 @@ def test_what_the_learning_router_learnt_survives_a_reload(served, upstream, ups
     assert chat(server.url).status_code == 200
     after = httpx.get(f"{server.url}/evolution").json()["routes"]["default"]["candidates"]
     assert sum(c["calls"] for c in after.values()) == 4  # the learner kept counting
+
+
+def test_the_file_the_server_started_with_is_not_applied_again(served, upstream, caplog):
+    server, _ = served(config_text({"one": upstream}, "one"), 0.01)
+    watcher = server.app.watcher
+    assert watcher is not None
+    server.call(watcher.check())  # what the watcher's next tick does
+    assert server.app.reloaded_at is None
+    assert "RELOAD" not in caplog.text
