@@ -71,6 +71,16 @@ _INDEXES = (
     " ON fact_history (user_id, entity_key, attribute_key, changed_at)",
 )
 
+# The agent registry (nerve.agents) shares the database and its schema version. capabilities is
+# a JSON array as text on both backends; the registry is small and filtered in Python.
+_AGENTS = """CREATE TABLE agents (
+    agent_name {name} PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    capabilities TEXT NOT NULL,
+    created_at {real} NOT NULL,
+    updated_at {real} NOT NULL
+)"""
+
 SQLITE: list[Migration] = [
     Migration(
         1,
@@ -107,6 +117,7 @@ SQLITE: list[Migration] = [
             *_INDEXES,
         ),
     ),
+    Migration(2, "agent registry", (_AGENTS.format(name="TEXT", real="REAL"),)),
 ]
 
 # `json`, not `jsonb`: jsonb rewrites numbers (the float 1e16 comes back as the int 10**16) and
@@ -148,6 +159,9 @@ POSTGRES: list[Migration] = [
             )""",
             *_INDEXES,
         ),
+    ),
+    Migration(
+        2, "agent registry", (_AGENTS.format(name='TEXT COLLATE "C"', real="DOUBLE PRECISION"),)
     ),
 ]
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import asyncpg
 
+from nerve.memory.backends import open_postgres_pool
 from nerve.memory.codec import (
     COLUMNS,
     SELECT,
@@ -26,7 +27,6 @@ from nerve.memory.codec import (
     row_change,
     row_record,
 )
-from nerve.memory.migrations import migrate_postgres, quote_ident
 from nerve.memory.model import FactChange, Record
 from nerve.memory.store import Query
 
@@ -80,19 +80,9 @@ class PostgresStore:
         """Connect and migrate; a no-op when already open (as for SQLite)."""
         if self._pool is not None:
             return
-        pool = await asyncpg.create_pool(
-            self.dsn,
-            min_size=self._sizes[0],
-            max_size=self._sizes[1],
-            server_settings={"search_path": quote_ident(self.schema)},
+        self._pool = await open_postgres_pool(
+            self.dsn, self.schema, min_size=self._sizes[0], max_size=self._sizes[1]
         )
-        try:
-            async with pool.acquire() as conn:
-                await migrate_postgres(conn, self.schema)
-        except BaseException:
-            await pool.close()
-            raise
-        self._pool = pool
 
     async def close(self) -> None:
         pool, self._pool = self._pool, None

@@ -16,7 +16,7 @@ from nerve.config import Config
 from nerve.intent import IntentClassifier
 from nerve.intent.llm import response_format
 from nerve.pipeline.handlers import Handler, Handlers, Understood
-from nerve.pipeline.process import MemoryHook, Pipeline
+from nerve.pipeline.process import Delegate, MemoryHook, Pipeline
 from nerve.safety import Kind, SafetyEngine, Verdict
 
 __all__ = ["ANSWERED_INTENTS", "Ask", "answer_handler", "build_pipeline"]
@@ -77,8 +77,14 @@ def memory_hook(remember: Remember) -> MemoryHook:
 
 
 def build_pipeline(
-    config: Config, ask: Ask | None, *, remember: Remember | None = None
+    config: Config,
+    ask: Ask | None,
+    *,
+    remember: Remember | None = None,
+    delegate: Delegate | None = None,
 ) -> Pipeline:
+    """`delegate` (the agent registry's) lets a registered agent run an intent before the
+    local handler."""
     intent_route = config.intent.llm_route
     llm = None
     if ask is not None and intent_route:
@@ -102,4 +108,6 @@ def build_pipeline(
         for intent in ANSWERED_INTENTS:
             handlers.register(intent, answer_handler(ask, model=config.pipeline.answer_model))
     memory = memory_hook(remember) if remember is not None and config.memory.enabled else None
-    return Pipeline(intents=intents, safety=safety, handlers=handlers, memory=memory)
+    return Pipeline(
+        intents=intents, safety=safety, handlers=handlers, memory=memory, delegate=delegate
+    )

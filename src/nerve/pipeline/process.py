@@ -20,11 +20,14 @@ from nerve.language import LanguageResult, detect
 from nerve.pipeline.handlers import Handlers, Understood
 from nerve.safety import INTENT_RISK, SafetyEngine, Verdict
 
-__all__ = ["MAX_TEXT_CHARS", "MemoryHook", "Pipeline", "ProcessResult"]
+__all__ = ["MAX_TEXT_CHARS", "Delegate", "MemoryHook", "Pipeline", "ProcessResult"]
 
 log = logging.getLogger("nerve.pipeline")
 MAX_TEXT_CHARS = 100_000
 MemoryHook = Callable[[Understood, Verdict, dict[str, Any] | None], Awaitable[None]]
+# (task, payload) -> an agent's route result {"success", "agent", "result" | "error"}, or None
+# when no agent takes the task. Injected (the agent registry's `delegate`); never imported here.
+Delegate = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +54,13 @@ class Pipeline:
         safety: SafetyEngine,
         handlers: Handlers | None = None,
         memory: MemoryHook | None = None,
+        delegate: Delegate | None = None,
     ) -> None:
         self.intents = intents
         self.safety = safety
         self.handlers = handlers or Handlers()
         self.memory = memory
+        self.delegate = delegate
 
     async def process(
         self, text: str, user_id: str = "anonymous", *, execute: bool = True
@@ -88,6 +93,34 @@ class Pipeline:
         return ProcessResult(language, intent, verdict, execution)
 
     async def _execute(self, request: Understood) -> dict[str, Any]:
+        """An agent registered for the intent runs it first; the local handler is the fallback.
+        `executed_by` ("agent:<name>" or "local") is there whenever an agent was tried."""
+        routed = await self._delegated(request)
+        if routed is not None and routed.get("success"):
+            return {"status": "ok", "executed": True, "executed_by": f"agent:{routed['agent']}",
+                    "result": routed.get("result")}  # fmt: skip
+        execution = await self._run_local(request)
+        if routed is not None:
+            local = execution["status"] != "no_handler"
+            execution.update(executed_by="local" if local else None, agent_error=routed["error"])
+        return execution
+
+    async def _delegated(self, request: Understood) -> dict[str, Any] | None:
+        if self.delegate is None:
+            return None
+        payload = {
+            "text": request.text,
+            "user_id": request.user_id,
+            "language": request.language.to_dict(),
+            "intent": request.intent.to_dict(),
+        }
+        try:
+            return await self.delegate(request.intent.intent, payload)
+        except Exception as e:
+            log.exception("delegating %s to an agent failed", request.intent.intent)
+            return {"success": False, "agent": None, "error": f"delegation failed: {e}"}
+
+    async def _run_local(self, request: Understood) -> dict[str, Any]:
         registered = self.handlers.get(request.intent.intent)
         if registered is None:
             return {

@@ -1,0 +1,79 @@
+"""Fixtures of the agent registry tests.
+
+backend     "sqlite" or "postgres": the CRUD tests run on both (PostgreSQL as in
+            tests/memory: skipped when unreachable, a failure when CI=true)
+reopen      reopen(**options) makes another unopened registry on this test's (empty) store
+registry    an opened registry on the backend
+agent       a real tiny agent on loopback (tests/agents/fake_agent.py)
+local       an opened registry on SQLite, for the HTTP tests (no PostgreSQL needed)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nerve.agents import AgentRegistry
+from nerve.agents.store import PostgresAgentStore, SQLiteAgentStore
+from tests.agents.fake_agent import FakeAgent
+from tests.memory.conftest import _admin, postgres_schema  # noqa: F401 - a fixture, re-used
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def reopen(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Callable[..., AgentRegistry]]:
+    made: list[AgentRegistry] = []
+    if backend == "postgres":
+        dsn, schema = request.getfixturevalue("postgres_schema")
+        await _admin(dsn, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+    def make(**options: Any) -> AgentRegistry:
+        if backend == "sqlite":
+            store: Any = SQLiteAgentStore(tmp_path / "nerve.db")
+        else:
+            store = PostgresAgentStore(dsn, schema=schema)
+        registry = AgentRegistry(store, **options)
+        made.append(registry)
+        return registry
+
+    yield make
+    for registry in made:
+        await registry.close()
+
+
+@pytest.fixture
+async def registry(reopen: Callable[..., AgentRegistry]) -> AgentRegistry:
+    opened = reopen()
+    await opened.open()
+    return opened
+
+
+@pytest.fixture
+def agent() -> Iterator[FakeAgent]:
+    with FakeAgent("helper") as fake:
+        yield fake
+
+
+@pytest.fixture
+async def local(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    """local(**options): an opened SQLite-backed registry; all closed at teardown."""
+    made: list[AgentRegistry] = []
+
+    async def make(**options: Any) -> AgentRegistry:
+        registry = AgentRegistry(SQLiteAgentStore(tmp_path / f"agents{len(made)}.db"), **options)
+        made.append(registry)
+        await registry.open()
+        return registry
+
+    yield make
+    for registry in made:
+        await registry.close()
