@@ -13,6 +13,7 @@
     │   └── UpstreamConnection
     ├── AllCandidatesFailed         502     upstream_error      every candidate was tried or skipped
     ├── SharedStateUnavailable      503     server_error        Redis down, redis.on_error: closed
+    ├── EngineUnavailable           503     server_error        a voice engine is not installed here
     └── WalError                    500     wal_error           the memory WAL cannot be used
 
 Upstream exceptions (aiohttp, JSON decoding) become UpstreamError in the providers, once;
@@ -28,6 +29,7 @@ __all__ = [
     "AllCandidatesFailed",
     "AuthError",
     "ConfigError",
+    "EngineUnavailable",
     "NerveError",
     "NotFound",
     "PayloadTooLarge",
@@ -168,6 +170,15 @@ class SharedStateUnavailable(NerveError):
 
     def headers(self) -> dict[str, str]:
         return {"retry-after": str(max(1, math.ceil(self.retry_after)))}
+
+
+class EngineUnavailable(NerveError):
+    """A speech engine is missing on this machine; the message names what to install."""
+
+    status = 503
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="engine_unavailable")
 
 
 class WalError(NerveError):
