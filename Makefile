@@ -49,6 +49,8 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/memory_api.py
 	$(BIN)/python bench/gateway.py $(ARGS)
 	$(BIN)/python bench/replicas.py
+	$(BIN)/python bench/mcp_latency.py
+	$(BIN)/python bench/voice.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -27,6 +27,7 @@ from nerve.config_sections import (
     MemoryConfig,
     PipelineConfig,
     SafetyConfig,
+    VoiceConfig,
 )
 from nerve.errors import ConfigError
 from nerve.gateway.presets import PRESETS
@@ -189,6 +190,7 @@ class Config(_Strict):
     memory: MemoryConfig = MemoryConfig()
     learning: LearningConfig = LearningConfig()
     admin: AdminConfig = AdminConfig()
+    voice: VoiceConfig = VoiceConfig()
 
     @model_validator(mode="after")
     def _cross_check(self) -> Config:

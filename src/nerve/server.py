@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 
 from nerve import __version__
 from nerve.admin import mount_admin
+from nerve.agents import AgentRegistry, agents_router
 from nerve.config import Config, find_config_file, load_config, parse_config_text
 from nerve.errors import ConfigError, NerveError, NotFound, PayloadTooLarge, RequestError
 from nerve.gateway.app import GatewayState, gateway_routes
@@ -33,9 +34,11 @@ from nerve.gateway.evolution_routes import evolution_routes
 from nerve.gateway.fanout_routes import fanout_router
 from nerve.gateway.resilience import Clock
 from nerve.hotreload import ConfigWatcher, changed_sections, restart_required, write_atomically
+from nerve.mcp import MCP_PATHS, McpHttp, build_mcp_server
 from nerve.memory import Memory, build_memory, memory_router
 from nerve.pipeline import build_pipeline
 from nerve.pipeline.routes import pipeline_router
+from nerve.voice import Voice, voice_router
 
 __all__ = ["NerveApp", "app_from_env", "build_app"]
 
@@ -51,7 +54,11 @@ class NerveApp:
         self.config_path = config_path  # the file a reload re-reads (None: nothing to re-read)
         self.gateway = GatewayState(config, clock=clock)
         self._memory: Memory | None = None
-        self.pipeline = build_pipeline(config, self._ask, remember=self._remember)
+        self.agents = AgentRegistry.from_config(config)  # opened with memory, in the same store
+        self.voice = Voice.from_config(config)  # speech engines; models load on first use
+        self.pipeline = build_pipeline(
+            config, self._ask, remember=self._remember, delegate=self.agents.delegate
+        )
         self._reloading = asyncio.Lock()
         self.watcher: ConfigWatcher | None = None
         if config_path is not None and config.server.config_poll_seconds > 0:
@@ -60,6 +67,7 @@ class NerveApp:
             )
         self.reloaded_at: float | None = None
         self.gateway.health_parts["config"] = self._config_health
+        self.gateway.health_parts["voice"] = lambda: self.voice.engines()
 
         @contextlib.asynccontextmanager
         async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -69,17 +77,20 @@ class NerveApp:
                 memory = build_memory(config)
                 await memory.open()
                 self._memory = memory
+            await self.agents.open()
             watching = None
             if self.watcher is not None:
-                await self.watcher.check()  # primes it: the file as loaded is not a change
+                self.watcher.prime()  # the file as loaded is not a change
                 watching = asyncio.create_task(self.watcher.run(), name="config watcher")
             try:
-                yield
+                async with self.mcp_http.running():  # /mcp sessions live as long as the server
+                    yield
             finally:
                 if watching is not None:
                     watching.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await watching
+                await self.agents.close()
                 if self._memory is not None:
                     await self._memory.close()
                 await self.admin.close()
@@ -104,10 +115,16 @@ class NerveApp:
         self.api.include_router(
             memory_router(lambda: self.memory, max_contexts=config.memory.max_contexts)
         )
+        self.api.include_router(agents_router(lambda: self.agents))
+        self.api.include_router(voice_router(lambda: self.voice))
         self.api.router.routes.extend(gateway_routes(self.gateway))
         self.api.router.routes.extend(evolution_routes(lambda: self.gateway))
         self.admin = mount_admin(self, clock=clock)  # /admin, /admin/api/*; guards /stats/reset
         self.limited = BodyLimit(self.api, config.limits.max_body_bytes)
+        self.mcp = build_mcp_server(self)  # the MCP tools: /mcp here, stdio in `nerve mcp`
+        self.mcp_http = McpHttp(
+            self.mcp, auth=lambda: self.gateway.auth, max_body_bytes=config.limits.max_body_bytes
+        )
 
     async def reload(self, text: str | None = None) -> dict[str, Any]:
         """Apply a new config (GW-18): `text`, else the config file as it is now on disk.
@@ -161,7 +178,11 @@ class NerveApp:
         old, self.config = self.config, new
         self.gateway.reload(new)
         self.reloaded_at = time.time()
-        self.pipeline = build_pipeline(new, self._ask, remember=self._remember)
+        self.pipeline = build_pipeline(
+            new, self._ask, remember=self._remember, delegate=self.agents.delegate
+        )
+        if new.voice != old.voice:
+            self.voice = Voice.from_config(new)
         changed, restart = changed_sections(old, new), restart_required(old, new)
         log.warning(
             "RELOAD config applied: changed %s%s",
@@ -195,6 +216,8 @@ class NerveApp:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"] == CHAT_PATH and scope["method"] == "POST":
             await self.gateway.chat(scope, receive, send)  # the hot path skips the framework
+        elif scope["type"] == "http" and scope["path"] in MCP_PATHS:
+            await self.mcp_http(scope, receive, send)  # MCP over streamable HTTP
         else:
             await self.limited(scope, receive, send)
 

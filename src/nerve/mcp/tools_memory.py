@@ -1,0 +1,151 @@
+"""MCP tools over memory (SPEC ME-1..ME-6): store_memory, recall_memory, record_event,
+store_fact, memory_context.
+
+Thin adapters over `Memory` and `build_context`, the calls `/api/memory/*` make; `Memory` itself
+enforces the rules (importance threshold, sizes, event payloads), so every surface agrees.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from nerve.memory.context import build_context
+from nerve.memory.events import EventType
+from nerve.memory.model import Kind, Tier
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+
+    from nerve.server import NerveApp
+
+__all__ = ["ContextOut", "RecallOut", "StoredOut", "register"]
+
+UserId = Annotated[str, Field(min_length=1, max_length=200, description="Whose memory.")]
+SessionId = Annotated[str | None, Field(max_length=200)]
+Importance = Annotated[float, Field(ge=0, le=1, description="0..1; below the threshold: not kept")]
+Query = Annotated[str | None, Field(max_length=10_000, description="Text to search for.")]
+
+
+class StoredOut(BaseModel):
+    stored: bool
+    id: str | None
+    reason: str | None = Field(description="why it was not kept, or a note")
+
+
+class RecordOut(BaseModel):
+    id: str
+    user_id: str
+    tier: Tier
+    kind: Kind
+    intent: str
+    language: str | None
+    session_id: str | None
+    data: dict[str, Any]
+    importance: float
+    created_at: float = Field(description="epoch seconds")
+    updated_at: float
+    accessed_at: float | None
+    access_count: int
+
+
+class RecalledOut(RecordOut):
+    score: float = Field(description="relevance × importance, decayed with age")
+
+
+class RecallOut(BaseModel):
+    records: list[RecalledOut]
+
+
+class ContextItemOut(RecordOut):
+    source: Literal["active_task", "recent_session", "fact", "search"]
+    text: str
+
+
+class ContextOut(BaseModel):
+    items: list[ContextItemOut]
+    prompt_block: str = Field(description="the items rendered for a system prompt")
+
+
+def register(server: MCPServer[Any], app: NerveApp) -> None:
+    @server.tool()
+    async def store_memory(
+        user_id: UserId,
+        intent: Annotated[str, Field(min_length=1, max_length=100, description="e.g. preference")],
+        tier: Tier,
+        data: dict[str, Any],
+        importance_score: Importance,
+        language: Annotated[str | None, Field(max_length=16)] = None,
+        session_id: SessionId = None,
+    ) -> StoredOut:
+        """Remember something about a user: short_term (this process only), episodic or
+        semantic. Below the importance threshold nothing is kept and `reason` says so."""
+        stored = await app.memory.store_memory(
+            user_id, tier=tier, intent=intent, data=data, importance=importance_score,
+            language=language, session_id=session_id,
+        )  # fmt: skip
+        return StoredOut.model_validate(stored.to_dict())
+
+    @server.tool()
+    async def recall_memory(
+        user_id: UserId,
+        intent: str | None = None,
+        tier: Tier | None = None,
+        query: Query = None,
+        limit: Annotated[int, Field(ge=1, le=10_000)] = 10,
+        kind: Kind | None = None,
+        session_id: SessionId = None,
+    ) -> RecallOut:
+        """Recall a user's memories, filtered (intent, tier, kind, session) and, with a query,
+        searched; ranked by relevance and importance decayed with age."""
+        found = await app.memory.recall(
+            user_id, intent=intent, tier=tier, kind=kind, query=query, limit=limit,
+            session_id=session_id,
+        )  # fmt: skip
+        return RecallOut.model_validate({"records": [x.to_dict() for x in found]})
+
+    @server.tool()
+    async def record_event(
+        user_id: UserId,
+        session_id: Annotated[str, Field(min_length=1, max_length=200)],
+        type: EventType,
+        payload: Annotated[dict[str, Any], Field(description="e.g. {path} for eye_read")],
+        importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+    ) -> StoredOut:
+        """Record what you just did (a perception event): eye_read {path}, eye_search {query},
+        body_tool {tool}, body_bash {command}, tongue_write/tongue_edit {path}, nose_error/
+        nose_warning {message}, outcome_task {task}, outcome_done {score 0..1}."""
+        stored = await app.memory.record_event(user_id, session_id, type, payload, importance)
+        return StoredOut.model_validate(stored.to_dict())
+
+    @server.tool()
+    async def store_fact(
+        user_id: UserId,
+        entity: Annotated[str, Field(min_length=1, max_length=500)],
+        attribute: Annotated[str, Field(min_length=1, max_length=500)],
+        value: str | int | float | bool,
+        importance: Importance,
+        session_id: SessionId = None,
+    ) -> StoredOut:
+        """Store a fact triple (entity, attribute, value); a newer value replaces the latest one
+        and the earlier values stay in its history."""
+        stored = await app.memory.store_fact(
+            user_id, entity, attribute, value, importance, session_id
+        )
+        return StoredOut.model_validate(stored.to_dict())
+
+    @server.tool()
+    async def memory_context(
+        user_id: UserId,
+        session_id: SessionId = None,
+        query: Query = None,
+        max_contexts: Annotated[int | None, Field(ge=1, le=50)] = None,
+    ) -> ContextOut:
+        """What to know at the start of a session: the active task, recent sessions, important
+        facts and what relates to the query, with a `prompt_block` ready for a system prompt."""
+        built = await build_context(
+            app.memory, user_id, session_id=session_id, query=query,
+            max_contexts=max_contexts or app.config.memory.max_contexts,
+        )  # fmt: skip
+        return ContextOut.model_validate(built.to_dict())

@@ -1,0 +1,95 @@
+"""MCP tools over the pipeline (SPEC PR-1, SF-4): process, check_safety, safe_execute.
+
+The same calls as `POST /api/process` and `POST /api/safety/check`; a blocked request is a
+result (the verdict), never an error.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from nerve.pipeline.process import MAX_TEXT_CHARS, ProcessResult
+from nerve.safety import BlockedBy, Kind, RiskLevel
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+
+    from nerve.server import NerveApp
+
+__all__ = ["ProcessOut", "SafeExecuteOut", "VerdictOut", "register"]
+
+Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS, description="What the user or agent asked.")]
+UserId = Annotated[str, Field(min_length=1, max_length=200, description="Whose request it is.")]
+
+
+class VerdictOut(BaseModel):
+    allowed: bool
+    risk_level: RiskLevel
+    reason: str
+    blocked_by: BlockedBy | None = Field(description="rule, risk or llm; null when allowed")
+
+
+class LanguageOut(BaseModel):
+    languages: list[str]
+    confidence: float
+    is_code_switched: bool
+    original_text: str
+    normalized_text: str
+
+
+class IntentOut(BaseModel):
+    intent: str
+    parameters: dict[str, Any]
+    confidence: float
+    source: Literal["rules", "llm"]
+
+
+class ProcessOut(BaseModel):
+    language: LanguageOut
+    intent: IntentOut
+    safety: VerdictOut
+    execution: dict[str, Any] | None = Field(
+        description="status ok|failed|no_handler|blocked, or null when not asked to execute"
+    )
+
+    @classmethod
+    def of(cls, result: ProcessResult) -> ProcessOut:
+        return cls.model_validate(result.to_dict())
+
+
+class SafeExecuteOut(ProcessOut):
+    allowed: bool = Field(description="whether safety allowed it (false: safety has the reason)")
+    executed: bool = Field(description="whether a handler ran it successfully")
+
+
+def register(server: MCPServer[Any], app: NerveApp) -> None:
+    @server.tool()
+    async def process(
+        text: Text, user_id: UserId = "anonymous", execute: bool = False
+    ) -> ProcessOut:
+        """Understand a request: language → intent → safety verdict; with execute=true, also run
+        the intent's handler when safety allows it. Code-switched romanized Indian languages
+        (Hinglish, Tanglish...) are understood."""
+        return ProcessOut.of(await app.pipeline.process(text, user_id, execute=execute))
+
+    @server.tool()
+    async def check_safety(
+        kind: Annotated[Kind, Field(description="shell, sql, text (a request) or action")],
+        content: Annotated[str, Field(max_length=MAX_TEXT_CHARS)],
+    ) -> VerdictOut:
+        """Judge a shell command, SQL statement, request text or action before running it:
+        {allowed, risk_level, reason, blocked_by}. Microseconds; no model call unless an LLM
+        judge is configured."""
+        verdict = await app.pipeline.safety.check(kind, content)
+        return VerdictOut.model_validate(verdict.to_dict())
+
+    @server.tool()
+    async def safe_execute(text: Text, user_id: UserId = "anonymous") -> SafeExecuteOut:
+        """Process a request and execute it only if safety allows it. A blocked request is not
+        an error: the result says allowed=false and carries the verdict in `safety`."""
+        result = await app.pipeline.process(text, user_id, execute=True)
+        executed = bool(result.execution and result.execution.get("executed"))
+        out = ProcessOut.of(result).model_dump()
+        return SafeExecuteOut(**out, allowed=result.safety.allowed, executed=executed)

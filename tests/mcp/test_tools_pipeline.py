@@ -1,0 +1,82 @@
+"""SPEC PR-3: process, check_safety and safe_execute over MCP answer what the REST API answers;
+a blocked request is a verdict, not an error."""
+
+from __future__ import annotations
+
+from nerve.server import NerveApp
+from tests.fakes.upstream import FakeUpstream
+from tests.mcp.conftest import Call
+
+
+async def test_check_safety_blocks_a_destructive_command_with_the_verdict(call: Call) -> None:
+    result = await call("check_safety", kind="shell", content="rm -rf /")
+    assert not result.is_error
+    assert result.structured_content == {
+        "allowed": False,
+        "risk_level": "critical",
+        "reason": "rm deletes the root directory (/) recursively",
+        "blocked_by": "rule",
+    }
+
+
+async def test_check_safety_allows_a_harmless_query_and_matches_the_python_api(
+    call: Call, nerve_app: NerveApp
+) -> None:
+    result = await call("check_safety", kind="sql", content="SELECT name FROM users WHERE id = 1")
+    direct = await nerve_app.pipeline.safety.check("sql", "SELECT name FROM users WHERE id = 1")
+    assert result.structured_content == direct.to_dict()
+    assert result.structured_content["allowed"] is True
+
+
+async def test_process_understands_without_executing_by_default(call: Call) -> None:
+    result = await call("process", text="Priya ko report bhejo", user_id="asha")
+    assert not result.is_error
+    out = result.structured_content
+    assert out is not None
+    assert set(out) == {"language", "intent", "safety", "execution"}
+    assert "hi" in out["language"]["languages"]
+    assert out["safety"]["allowed"] is True
+    assert out["execution"] is None  # execute defaults to false over MCP
+
+
+async def test_process_with_execute_runs_the_handler_when_allowed(call: Call) -> None:
+    result = await call("process", text="explain recursion in one line", execute=True)
+    out = result.structured_content
+    assert out is not None
+    assert out["intent"]["intent"] == "explain"
+    assert out["execution"]["status"] == "ok"  # answered by a model through the gateway
+    assert out["execution"]["result"] == {"answer": "Hello from fake"}
+
+
+async def test_safe_execute_of_rm_rf_root_returns_the_blocking_verdict_not_an_error(
+    call: Call,
+) -> None:
+    result = await call("safe_execute", text="rm -rf /", user_id="asha")
+    assert not result.is_error
+    out = result.structured_content
+    assert out is not None
+    assert out["allowed"] is False and out["executed"] is False
+    assert out["safety"]["allowed"] is False
+    assert out["safety"]["risk_level"] == "critical"
+    assert out["safety"]["blocked_by"] == "rule"
+    assert out["execution"]["status"] == "blocked"
+
+
+async def test_safe_execute_executes_what_safety_allows(call: Call, upstream: FakeUpstream) -> None:
+    result = await call("safe_execute", text="explain recursion in one line")
+    out = result.structured_content
+    assert out is not None
+    assert out["allowed"] is True and out["executed"] is True
+    assert out["safety"]["blocked_by"] is None
+    assert out["execution"]["result"] == {"answer": "Hello from fake"}
+    assert len(upstream.requests) == 1
+
+
+async def test_safe_execute_never_reaches_a_model_for_a_blocked_request(
+    call: Call, upstream: FakeUpstream
+) -> None:
+    result = await call("safe_execute", text="drop the production database now")
+    out = result.structured_content
+    assert out is not None
+    assert out["allowed"] is False and out["executed"] is False
+    assert upstream.requests == []
