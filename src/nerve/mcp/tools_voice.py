@@ -6,13 +6,11 @@ base64 WAV. A missing speech engine is an `is_error` result naming what to insta
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from nerve.errors import RequestError
+from nerve.voice import decode_audio
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -41,16 +39,6 @@ class SynthesizeOut(BaseModel):
     duration_s: float | None = None
     language: str | None = None
     voice: str | None = None
-
-
-def decode_audio(text: str) -> bytes:
-    """Base64 (whitespace and a data: URL prefix allowed) → bytes; else a RequestError."""
-    if text.startswith("data:"):
-        text = text.partition(",")[2]
-    try:
-        return base64.b64decode("".join(text.split()), validate=True)
-    except (binascii.Error, ValueError):
-        raise RequestError("'audio_base64': not valid base64", param="audio_base64") from None
 
 
 def register(server: MCPServer[Any], app: NerveApp) -> None:

@@ -13,7 +13,7 @@ pocketsphinx (English, in its wheel). `pip install 'nerve[voice]'` brings all bu
 from __future__ import annotations
 
 from nerve.voice.base import Audio, SpeechToText, TextToSpeech, Transcript
-from nerve.voice.routes import voice_router
+from nerve.voice.routes import decode_audio, voice_router
 from nerve.voice.service import LANGUAGES, Voice
 
 __all__ = [
@@ -23,5 +23,6 @@ __all__ = [
     "TextToSpeech",
     "Transcript",
     "Voice",
+    "decode_audio",
     "voice_router",
 ]

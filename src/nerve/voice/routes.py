@@ -21,7 +21,7 @@ from starlette.datastructures import UploadFile
 from nerve.errors import RequestError
 from nerve.voice.service import Voice
 
-__all__ = ["voice_router"]
+__all__ = ["decode_audio", "voice_router"]
 
 
 class _Body(BaseModel):
@@ -83,7 +83,7 @@ def voice_router(voice: Callable[[], Voice]) -> APIRouter:
             return await voice().transcribe(audio, language or None, field="file")
         body = _parse(await request.body())
         return await voice().transcribe(
-            _decode(body.audio_base64), body.language, field="audio_base64"
+            decode_audio(body.audio_base64), body.language, field="audio_base64"
         )
 
     return router
@@ -99,7 +99,8 @@ def _parse(raw: bytes) -> TranscribeBody:
         raise RequestError(message, param=param) from None
 
 
-def _decode(text: str) -> bytes:
+def decode_audio(text: str) -> bytes:
+    """Base64 (whitespace and a data: URL prefix allowed) → bytes; else a RequestError."""
     if text.startswith("data:"):
         text = text.partition(",")[2]
     try:
