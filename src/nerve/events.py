@@ -23,6 +23,7 @@ import itertools
 import logging
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime
@@ -64,13 +65,14 @@ class EventLog:
         self._seq = itertools.count(1)
         self._task: asyncio.Task[None] | None = None
         self._failing = False
+        self._second, self._prefix = -1, ""
 
     def emit(self, kind: str, **fields: Any) -> dict[str, Any]:
         if self.redact is not None:
             for name in _TEXT_FIELDS:
                 if isinstance(fields.get(name), str):
                     fields[name] = self.redact(fields[name])
-        ts = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        ts = self._timestamp()
         with self._lock:
             event = {"seq": next(self._seq), "ts": ts, "kind": kind, **fields}
             self._ring.append(event)
@@ -79,6 +81,16 @@ class EventLog:
         if kind in self.immediate:
             self.flush()
         return event
+
+    def _timestamp(self) -> str:
+        """UTC ISO 8601 with milliseconds; the part up to the second is formatted once a second
+        (this runs twice per gateway call)."""
+        now = time.time()
+        second = int(now)
+        if second != self._second:
+            self._second = second
+            self._prefix = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        return f"{self._prefix}.{int((now - second) * 1000):03d}Z"
 
     def recent(
         self,

@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +44,10 @@ async def test_events_are_buffered_and_written_as_json_lines_on_close(tmp_path: 
     await log.close()
     written = lines(path)
     assert [e["seq"] for e in written] == [1, 2, 3]
-    assert written[2]["ts"].endswith("Z") and written[2]["message"] == "late"
+    assert written[2]["message"] == "late"
+    stamp = datetime.fromisoformat(written[2]["ts"].replace("Z", "+00:00"))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", written[2]["ts"])
+    assert abs((datetime.now(UTC) - stamp).total_seconds()) < 60
     assert path.stat().st_mode & 0o777 == 0o600
 
 
