@@ -54,6 +54,7 @@ _DATA = wordset(
 )
 # Data programs named directly (no path, no wrapper): nothing to unwrap or dispatch.
 _PLAIN_DATA = _DATA - WRAPPERS - {"source", "."}
+_LOOKUPS = frozenset({"which", "command", "type", "whereis"})  # $(which python) names a program
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 _DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat"})
 _DECODERS = frozenset({"base64", "base32", "xxd", "openssl", "uudecode", "rev", "gunzip", "zcat"})
@@ -208,8 +209,36 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
         best = higher(best, ctx.nested(nested, "nested command"))
     if not words or best.blocks:
         return best
+    computed = _computed_program(cmd, words, ctx)
+    if computed is not None:
+        return higher(best, computed)
     inv = Invocation(basename(words[0]), words[1:], cmd, upstream, from_xargs, ctx)
     return higher(best, _dispatch(inv))
+
+
+def _computed_program(cmd: Command, words: list[str], ctx: Ctx) -> Finding | None:
+    """A program named by a substitution (`$(echo rm) -rf /`): judged as the command it makes
+    when the substitution plainly prints a name (echo/printf, which/command -v); refused
+    otherwise, since nothing tells what would run."""
+    if SUB not in words[0]:
+        return None
+    for script in cmd.subs:
+        for pipeline in script:
+            if not pipeline.commands:
+                continue
+            last = pipeline.commands[-1]
+            text = echoed(last)
+            if text is None and last.words and last.words[0] in _LOOKUPS:
+                names = [a for a in last.words[1:] if not a.startswith("-")]
+                text = names[0] if names else None
+            if text and text.strip():
+                program = words[0].replace(SUB, text.strip(), 1)
+                made = " ".join([program, *words[1:]])
+                return ctx.nested(made, "with its program named by a substitution")
+    return Finding(
+        "high",
+        "the program to run is computed at run time by a substitution; nerve cannot tell what runs",
+    )
 
 
 def _walk(script: Script, ctx: Ctx, label: str = "") -> Finding:

@@ -2,7 +2,8 @@
 
 A text is lexed and judged only when its folded form (normalize.fold) names a program a rule
 knows, a destructive verb, a redirection onto an absolute path, a function definition, ANSI-C
-quoting or a PowerShell variable, or when it uses a variable it assigned itself. Every rule's
+quoting or a PowerShell variable, when a command's program is a substitution, or when it uses a
+variable it assigned itself. Every rule's
 danger needs one of those, so a text without them is low risk. The word lists become trie-shaped
 regular expressions (`de(?:lete|stroy)`): Python's engine tries alternatives one by one, so a
 flat list of two hundred words costs ~0.2 µs a character, a trie a third of that.
@@ -89,6 +90,8 @@ _ANYWHERE = re.compile(
     + r"|\.(?:drop|wipe|void)|prune(?<![^-]-prune)|>\s*/|\(\s*\)\s*\{|\$env:"
 )
 _VAR_WORD = re.compile(r"\$\{?(\w+)\}?\s")
+# A command whose program is a substitution (`$(echo rm) -rf /`, `` `cat f` x ``) can be anything.
+_SUB_PROGRAM = re.compile(r"(?:^|[;&|({\n])\s*(?:!\s*)?[\"']?(?:\$\(|`)")
 
 
 def may_matter(text: str, env: dict[str, str]) -> bool:
@@ -100,7 +103,7 @@ def may_matter(text: str, env: dict[str, str]) -> bool:
     for m in _SHORT.finditer(folded):  # first: most commands start with a short program name
         if paths or m.group() not in _PATH_PROGRAMS:
             return True
-    if _ANYWHERE.search(folded) or "$'" in text:
+    if _ANYWHERE.search(folded) or "$'" in text or _SUB_PROGRAM.search(text):
         return True
     if "$" not in folded or not (env or "=" in folded):
         return False
