@@ -1,0 +1,89 @@
+// The web chat: one WebSocket to /chat/ws; messages in, typing indicators and replies out.
+"use strict";
+(function () {
+  const messages = document.getElementById("messages");
+  const input = document.getElementById("input");
+  const typing = document.getElementById("typing");
+  const status = document.getElementById("status");
+  const form = document.getElementById("composer");
+  const key = "nerve-chat-id";
+  let chatId = localStorage.getItem(key);
+  if (!chatId) {
+    chatId = (crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random())
+      .replace(/[^A-Za-z0-9_-]/g, "");
+    localStorage.setItem(key, chatId);
+  }
+  const user = new URLSearchParams(location.search).get("user") || "web";
+  let socket = null;
+  let retry = 500;
+  const queue = [];
+
+  function show(kind, text, files) {
+    const item = document.createElement("div");
+    item.className = "msg " + kind;
+    item.textContent = text;
+    for (const path of files || []) {
+      const file = document.createElement("span");
+      file.className = "file";
+      file.textContent = "file: " + path;
+      item.appendChild(file);
+    }
+    messages.appendChild(item);
+    messages.scrollTop = messages.scrollHeight;
+  }
+
+  function setStatus(state, text) {
+    status.dataset.state = state;
+    status.textContent = text;
+  }
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const params = new URLSearchParams({ chat: chatId, user: user });
+    socket = new WebSocket(scheme + "//" + location.host + "/chat/ws?" + params);
+    socket.onopen = function () {
+      retry = 500;
+      setStatus("online", "online");
+      while (queue.length) socket.send(queue.shift());
+    };
+    socket.onmessage = function (event) {
+      const msg = JSON.parse(event.data);
+      if (msg.kind === "typing") {
+        typing.hidden = false;
+      } else if (msg.kind === "message") {
+        typing.hidden = true;
+        show("assistant", msg.text, msg.files);
+      } else if (msg.kind === "error") {
+        show("error", msg.text);
+      }
+    };
+    socket.onclose = function () {
+      typing.hidden = true;
+      setStatus("offline", "offline, reconnecting…");
+      setTimeout(connect, retry);
+      retry = Math.min(retry * 2, 10000);
+    };
+  }
+
+  function send() {
+    const text = input.value.trim();
+    if (!text) return;
+    input.value = "";
+    show("user", text);
+    const wire = JSON.stringify({ text: text });
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(wire);
+    else queue.push(wire);
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    send();
+  });
+  input.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      send();
+    }
+  });
+  connect();
+})();

@@ -1,0 +1,168 @@
+"""The web chat channel: a page at /chat and a WebSocket at /chat/ws carrying bus messages.
+
+    browser → server   {"text": "...", "quoted": "..."?}              one Inbound each
+    server → browser   {"kind": "hello", "chat_id": "..."}            once, on connect
+                       {"kind": "typing" | "message", "text", "files", "reply_to"}   Outbound
+
+`web_chat_routes(get_target)` serves either an `Assistant` (each message answered directly) or a
+`Bus` (messages published; the `WebChat` channel subscribes to "web" and routes every Outbound,
+reminders included, to the sockets of its `chat_id`). The page keeps its chat id in
+localStorage, so a reconnecting tab gets what was delivered to its chat. By default only
+loopback clients are served and a cross-site Origin is refused; pass `authorize` to open it up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from nerve.assistant import Assistant, Bus, Inbound, Outbound
+
+__all__ = ["WebChat", "loopback_only", "web_chat_routes"]
+
+log = logging.getLogger("nerve.channels.web")
+STATIC = Path(__file__).parent / "static"
+CHAT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_TEXT = 16_000
+PAGE_HEADERS = {
+    "content-security-policy": "default-src 'self'; connect-src 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+Target = Assistant | Bus
+
+
+def loopback_only(ws: WebSocket) -> bool:
+    host = ws.client.host if ws.client else ""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def _same_origin(ws: WebSocket) -> bool:
+    """A browser always sends Origin: refuse pages of other sites (cross-site WebSocket use)."""
+    origin = ws.headers.get("origin")
+    return origin is None or urlsplit(origin).netloc == ws.headers.get("host")
+
+
+def _payload(out: Outbound) -> dict[str, Any]:
+    body = asdict(out)
+    body["files"] = list(out.files)
+    return body
+
+
+class WebChat:
+    """The "web" channel: open sockets by chat id, fed from the bus."""
+
+    name = "web"
+
+    def __init__(self) -> None:
+        self.sockets: dict[str, set[WebSocket]] = {}
+        self.bus: Bus | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, bus: Bus) -> None:
+        await self.stop()
+        self.bus = bus
+        self._task = asyncio.create_task(self._deliver(bus), name="web chat channel")
+
+    async def _deliver(self, bus: Bus) -> None:
+        async for out in bus.subscribe(self.name):
+            await self.send(out)
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def send(self, out: Outbound) -> None:
+        for ws in list(self.sockets.get(out.chat_id, ())):
+            try:
+                await ws.send_json(_payload(out))
+            except Exception:  # a socket closing under us: it unregisters itself
+                log.debug("web chat: a socket of %s went away", out.chat_id)
+
+
+def web_chat_routes(
+    get_target: Callable[[], Target | None],
+    *,
+    channel: WebChat | None = None,
+    authorize: Callable[[WebSocket], bool] = loopback_only,
+) -> list[BaseRoute]:
+    web = channel or WebChat()
+
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "chat.html", headers=PAGE_HEADERS)
+
+    def asset(name: str, media_type: str) -> Route:
+        async def serve(request: Request) -> Response:
+            return FileResponse(STATIC / name, media_type=media_type, headers=PAGE_HEADERS)
+
+        return Route(f"/chat/{name}", serve, methods=["GET"])
+
+    async def socket(ws: WebSocket) -> None:
+        target = get_target()
+        chat_id = ws.query_params.get("chat") or uuid.uuid4().hex
+        user_id = (ws.query_params.get("user") or "web")[:200]
+        if (
+            target is None
+            or not _same_origin(ws)
+            or not authorize(ws)
+            or not CHAT_ID.match(chat_id)
+        ):
+            await ws.close(code=1008)
+            return
+        await ws.accept()
+        if isinstance(target, Bus) and web.bus is not target:
+            await web.start(target)
+        web.sockets.setdefault(chat_id, set()).add(ws)
+        try:
+            await ws.send_json({"kind": "hello", "chat_id": chat_id})
+            while True:
+                try:
+                    data = json.loads(await ws.receive_text())
+                except ValueError:
+                    data = None
+                text = data.get("text") if isinstance(data, dict) else None
+                if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT:
+                    await ws.send_json({"kind": "error", "text": 'send {"text": "..."}'})
+                    continue
+                quoted = data.get("quoted")
+                msg = Inbound(web.name, chat_id, user_id, text,
+                              quoted=quoted if isinstance(quoted, str) else None)  # fmt: skip
+                if isinstance(target, Bus):
+                    await target.publish(msg)
+                else:
+                    await web.send(Outbound(web.name, chat_id, kind="typing", reply_to=msg.id))
+                    await web.send(await target.reply(msg))
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            web.sockets.get(chat_id, set()).discard(ws)
+
+    return [
+        Route("/chat", page, methods=["GET"]),
+        asset("chat.js", "text/javascript"),
+        asset("chat.css", "text/css"),
+        WebSocketRoute("/chat/ws", socket),
+    ]

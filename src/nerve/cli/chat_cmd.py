@@ -1,0 +1,82 @@
+"""`nerve chat`: talk to the assistant in the terminal, or ask once with `--once TEXT`.
+
+The app is the same NerveApp `nerve serve` runs (gateway, memory, tools), opened by its own
+lifespan, as `nerve mcp` does; the assistant reaches the model through the gateway in process.
+Logs go to stderr; stdout carries only the answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import logging
+import os
+import sys
+
+import click
+
+from nerve.cli.base import cli, load
+from nerve.config import find_config_file
+
+__all__ = ["chat"]
+
+
+def _default_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "me"
+
+
+@cli.command()
+@click.option("--once", "once", metavar="TEXT", help="Ask one question, print the answer, exit.")
+@click.option("--user", "user_id", metavar="U", help="Whose memory and tasks (default: $USER).")
+@click.option("--config", "config_path", metavar="FILE", help="Config file (YAML).")
+@click.option(
+    "--log-level",
+    default="warning",
+    show_default=True,
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    help="Logs go to stderr.",
+)
+def chat(once: str | None, user_id: str | None, config_path: str | None, log_level: str) -> None:
+    """Chat with the assistant: interactive, or one question with --once.
+
+    \b
+      nerve chat --once "what is on my task list?"
+      nerve chat --user asha --config nerve.yaml     # Ctrl-D or /quit ends
+    """
+    from nerve.assistant import Inbound
+    from nerve.channels.terminal import TerminalChannel
+    from nerve.server import build_app
+
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    config = load(config_path)
+    path = find_config_file(config_path, os.environ)
+    app = build_app(config, config_path=path, channels=("terminal",))
+    user = user_id or _default_user()
+
+    async def run() -> None:
+        async with app.api.router.lifespan_context(app.api):
+            host = app.assistant  # the agent, its MCP servers and jobs, opened by the lifespan
+            assert host.agent is not None
+            if once is not None:
+                out = await host.agent.reply(Inbound("terminal", "terminal", user, once))
+                click.echo(out.text)
+                for file in out.files:
+                    click.echo(f"[file: {file}]")
+                return
+            terminal = TerminalChannel(user_id=user)
+            await terminal.start(host.bus)
+            try:
+                await terminal.converse()
+            finally:
+                await terminal.stop()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run())

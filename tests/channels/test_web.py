@@ -1,0 +1,105 @@
+"""The web chat's WebSocket (issue 7, channels): Inbound/Outbound JSON over /chat/ws, typing
+then the reply, reminders routed to the chat's sockets, and who may connect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from nerve.assistant import Assistant, Bus, Outbound
+from nerve.assistant.build import assistant_from_app
+from nerve.channels.web import web_chat_routes
+from nerve.server import build_app
+from nerve.tools import ToolRegistry
+from tests.channels.conftest import ChatServer
+from tests.conftest import make_config
+from tests.fakes.upstream import FakeUpstream, Reply
+
+
+async def receive(ws: aiohttp.ClientWebSocketResponse) -> dict[str, Any]:
+    message = await ws.receive_json(timeout=10)
+    assert isinstance(message, dict)
+    return message
+
+
+async def test_a_message_gets_typing_then_the_reply(
+    chat_server: ChatServer, upstream: FakeUpstream
+) -> None:
+    upstream.script(Reply(text="Hello from nerve."))
+    async with aiohttp.ClientSession() as http, http.ws_connect(
+        f"{chat_server.url}/chat/ws?chat=tab1&user=asha"
+    ) as ws:  # fmt: skip
+        assert await receive(ws) == {"kind": "hello", "chat_id": "tab1"}
+        await ws.send_json({"text": "hi there"})
+        typing, reply = await receive(ws), await receive(ws)
+        assert typing["kind"] == "typing" and typing["chat_id"] == "tab1"
+        assert reply["kind"] == "message" and reply["text"] == "Hello from nerve."
+        assert reply["reply_to"] == typing["reply_to"] and reply["files"] == []
+        await ws.send_str("not json")
+        assert (await receive(ws))["kind"] == "error"
+    [request] = upstream.requests
+    assert request.body["messages"][-1] == {"role": "user", "content": "hi there"}
+
+
+async def test_what_the_bus_delivers_to_a_chat_reaches_its_sockets(
+    chat_server: ChatServer,
+) -> None:
+    async with aiohttp.ClientSession() as http, http.ws_connect(
+        f"{chat_server.url}/chat/ws?chat=tab2"
+    ) as ws:  # fmt: skip
+        await receive(ws)
+        reminder = Outbound("web", "tab2", "Reminder: stand up.")
+        chat_server.server.call(chat_server.bus.deliver(reminder))
+        got = await receive(ws)
+        assert got["text"] == "Reminder: stand up." and got["kind"] == "message"
+
+
+def test_the_page_is_served_without_outside_resources(chat_server: ChatServer) -> None:
+    import httpx
+
+    page = httpx.get(f"{chat_server.url}/chat", timeout=10)
+    assert (
+        page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
+    )
+    assert "http" not in page.text.replace("http-equiv", "")
+    script = httpx.get(f"{chat_server.url}/chat/chat.js", timeout=10)
+    assert script.status_code == 200 and "/chat/ws" in script.text
+
+
+def test_other_sites_and_remote_clients_are_refused_by_default() -> None:
+    bus = Bus()
+    client = TestClient(Starlette(routes=web_chat_routes(lambda: bus)))
+    with pytest.raises(WebSocketDisconnect) as remote, client.websocket_connect("/chat/ws"):
+        pass  # TestClient's peer is "testclient": not loopback
+    assert remote.value.code == 1008
+    opened = TestClient(Starlette(routes=web_chat_routes(lambda: bus, authorize=lambda ws: True)))
+    with opened.websocket_connect("/chat/ws?chat=ok") as ws:
+        assert ws.receive_json() == {"kind": "hello", "chat_id": "ok"}
+    headers = {"origin": "http://evil.example", "host": "testserver"}
+    with pytest.raises(WebSocketDisconnect), opened.websocket_connect("/chat/ws", headers=headers):
+        pass
+    with pytest.raises(WebSocketDisconnect), opened.websocket_connect("/chat/ws?chat=../x"):
+        pass
+
+
+def test_an_assistant_can_be_served_directly_without_a_bus(
+    upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NERVE_ADMIN_PASSWORD", "channel-tests-password")
+    app = build_app(make_config({"primary": upstream}, probes={"interval_seconds": 0}))
+    held: dict[str, Assistant] = {}
+    direct = web_chat_routes(lambda: held.get("it"), authorize=lambda ws: True)
+    app.api.router.routes[:0] = direct  # ahead of the app's own /chat, which serves its bus
+    upstream.script(Reply(text="Direct answer."))
+    with TestClient(app) as client:
+        held["it"] = assistant_from_app(app, tools=ToolRegistry())
+        with client.websocket_connect("/chat/ws?chat=d1") as ws:
+            ws.receive_json()
+            ws.send_json({"text": "hello"})
+            assert ws.receive_json()["kind"] == "typing"
+            assert ws.receive_json()["text"] == "Direct answer."
