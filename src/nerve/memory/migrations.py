@@ -81,6 +81,33 @@ _AGENTS = """CREATE TABLE agents (
     updated_at {real} NOT NULL
 )"""
 
+# The scheduler (nerve.assistant.jobs): reminders and cron jobs, and the last mail UID seen per
+# account. due_at is when the pending firing is due; next_run when a scheduler should act on it
+# (due_at, or the end of a claim's lease): replicas claim a firing by compare-and-set on next_run.
+_JOBS = (
+    """CREATE TABLE jobs (
+    id {name} PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    cron TEXT,
+    due_at {real} NOT NULL,
+    next_run {real} NOT NULL,
+    claimed_by TEXT,
+    created_at {real} NOT NULL
+)""",
+    "CREATE INDEX jobs_next_run ON jobs (next_run)",
+    "CREATE INDEX jobs_user ON jobs (user_id, created_at)",
+    """CREATE TABLE mail_seen (
+    account {name} PRIMARY KEY,
+    uidvalidity BIGINT NOT NULL,
+    last_uid BIGINT NOT NULL,
+    updated_at {real} NOT NULL
+)""",
+)
+
 SQLITE: list[Migration] = [
     Migration(
         1,
@@ -118,6 +145,7 @@ SQLITE: list[Migration] = [
         ),
     ),
     Migration(2, "agent registry", (_AGENTS.format(name="TEXT", real="REAL"),)),
+    Migration(3, "jobs and mail", tuple(q.format(name="TEXT", real="REAL") for q in _JOBS)),
 ]
 
 # `json`, not `jsonb`: jsonb rewrites numbers (the float 1e16 comes back as the int 10**16) and
@@ -162,6 +190,11 @@ POSTGRES: list[Migration] = [
     ),
     Migration(
         2, "agent registry", (_AGENTS.format(name='TEXT COLLATE "C"', real="DOUBLE PRECISION"),)
+    ),
+    Migration(
+        3,
+        "jobs and mail",
+        tuple(q.format(name='TEXT COLLATE "C"', real="DOUBLE PRECISION") for q in _JOBS),
     ),
 ]
 
