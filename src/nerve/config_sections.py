@@ -8,20 +8,26 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "AdminConfig",
     "AgentsConfig",
     "AssistantConfig",
+    "DiscordConfig",
     "FilesConfig",
     "IntentConfig",
+    "JobsConfig",
     "LearningConfig",
+    "MailAccountConfig",
+    "MailConfig",
+    "McpServerConfig",
     "MemoryConfig",
     "PipelineConfig",
     "SafetyConfig",
     "VoiceConfig",
     "WalConfig",
+    "WebApiConfig",
 ]
 
 
@@ -57,10 +63,83 @@ class FilesConfig(_Strict):
     allowed_paths: list[str] = ["./workspace"]
 
 
+class WebApiConfig(_Strict):  # AS-4: web_search (Brave), weather (OpenWeatherMap); keys from env
+    base_url: str | None = None  # None: the public API; tests point it at a fake on loopback
+
+
+class McpServerConfig(_Strict):  # AS-5: an MCP server the assistant uses (stdio command or url)
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
+    command: str | None = None  # a stdio server: this program, spawned with `args` and `env`
+    args: list[str] = []
+    env: dict[str, str] = {}
+    url: str | None = None  # a streamable HTTP server
+    enabled: bool = True
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(f"MCP server {self.name!r}: set exactly one of command or url")
+        return self
+
+
+class JobsConfig(_Strict):  # reminders and cron jobs (nerve.assistant.jobs), stored where memory is
+    enabled: bool = True
+    timezone: str = "UTC"  # for times without an offset and for cron schedules (IANA name)
+    poll_seconds: float = Field(15, gt=0)  # how often to look for jobs other replicas added
+    lease_seconds: float = Field(300, gt=0)  # a claimed firing not delivered by then is retried
+    late_after_seconds: float = Field(60, ge=0)  # a firing later than this says it is late
+
+    @model_validator(mode="after")
+    def _known_timezone(self) -> JobsConfig:
+        from zoneinfo import ZoneInfo
+
+        try:
+            ZoneInfo(self.timezone)
+        except (ValueError, KeyError) as exc:
+            raise ValueError(f"unknown timezone {self.timezone!r}") from exc
+        return self
+
+
+class MailAccountConfig(_Strict):  # one IMAP mailbox watched for new mail
+    name: str
+    host: str
+    port: int = Field(993, ge=1, le=65535)
+    ssl: bool = True  # IMAP over TLS; False: plain IMAP (loopback/tests)
+    username: str
+    password: str = ""  # ${ENV} in the file, never the literal
+    folder: str = "INBOX"
+    channel: str  # where summaries go: "discord", "web", ...
+    chat_id: str
+    user_id: str = "mail"  # whose summariser budget/history it is
+
+
+class MailConfig(_Strict):
+    accounts: list[MailAccountConfig] = []
+    poll_seconds: float = Field(60, gt=0)
+    max_per_check: int = Field(10, ge=1)  # newest first; older new mail is counted, not sent
+    summarize: bool = True  # False: subject, sender and first lines only
+
+
+class DiscordConfig(_Strict):  # `nerve discord`: the assistant as a Discord bot
+    token: str | None = None  # ${DISCORD_TOKEN}
+    dms: bool = True  # answer direct messages (always: when mentioned in a server channel)
+    channels: list[str] = []  # server channel ids it may answer in; empty: any
+    api_base: str | None = None  # REST base (https://discord.com/api/v10); a fake in tests
+    gateway_url: str | None = None  # the gateway websocket; a fake in tests
+
+
 class AssistantConfig(_Strict):
     model: str = "auto"
     max_rounds: int = Field(10, ge=1)
+    max_tokens_per_turn: int = Field(20000, ge=1)  # prompt + completion tokens, all rounds
+    history_turns: int = Field(20, ge=2)  # past this many turns the older ones fold into a summary
     files: FilesConfig = FilesConfig()
+    web_search: WebApiConfig = WebApiConfig()
+    weather: WebApiConfig = WebApiConfig()
+    mcp_servers: list[McpServerConfig] = []
+    jobs: JobsConfig = JobsConfig()
+    mail: MailConfig = MailConfig()
+    discord: DiscordConfig = DiscordConfig()
 
 
 class WalConfig(_Strict):

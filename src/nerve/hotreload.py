@@ -4,7 +4,8 @@ A reload is validate → build → swap: the new config is parsed in full before
 so an invalid file is rejected with its reason while the old config keeps serving. Routes,
 providers, prices, limits, probes, learning and the understanding pipeline apply at once;
 sections that own sockets, files or stores (`server.host`, `storage`, `redis`, `memory`...)
-are reported as needing a restart rather than half-applied.
+are reported as needing a restart rather than half-applied; of the assistant's section, the MCP
+server list reloads live.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from nerve.config import Config
+from nerve.config_sections import AssistantConfig
 from nerve.errors import ConfigError
 
 __all__ = ["ConfigWatcher", "changed_sections", "restart_required", "write_atomically"]
@@ -40,8 +42,15 @@ def restart_required(old: Config, new: Config) -> list[str]:
         f"server.{k}" for k in _SERVER_RESTART if getattr(old.server, k) != getattr(new.server, k)
     ]
     out += [name for name in _RESTART if name in type(new).model_fields
-            and getattr(old, name) != getattr(new, name)]  # fmt: skip
+            and _restart_part(getattr(old, name)) != _restart_part(getattr(new, name))]  # fmt: skip
     return out
+
+
+def _restart_part(section: object) -> object:
+    """What of a section needs a restart: the assistant's MCP server list reloads live."""
+    if isinstance(section, AssistantConfig):
+        return section.model_dump(exclude={"mcp_servers"})
+    return section
 
 
 def digest(text: str) -> str:

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,8 @@ from starlette.responses import JSONResponse, Response
 from nerve import __version__
 from nerve.admin import mount_admin
 from nerve.agents import AgentRegistry, agents_router
+from nerve.assistant.host import AssistantHost
+from nerve.channels.web import WebChat, web_chat_routes
 from nerve.config import Config, find_config_file, load_config, parse_config_text
 from nerve.errors import ConfigError, NerveError, NotFound, PayloadTooLarge, RequestError
 from nerve.gateway.app import GatewayState, gateway_routes
@@ -48,7 +50,12 @@ CHAT_PATH = "/v1/chat/completions"
 
 class NerveApp:
     def __init__(
-        self, config: Config, *, clock: Clock = time.monotonic, config_path: Path | None = None
+        self,
+        config: Config,
+        *,
+        clock: Clock = time.monotonic,
+        config_path: Path | None = None,
+        channels: Collection[str] = ("web",),
     ) -> None:
         self.config = config
         self.config_path = config_path  # the file a reload re-reads (None: nothing to re-read)
@@ -69,32 +76,37 @@ class NerveApp:
         self.gateway.health_parts["config"] = self._config_health
         self.gateway.health_parts["voice"] = lambda: self.voice.engines()
 
+        # The assistant and its jobs serve these channels in this process ("web" for serve).
+        self.assistant = AssistantHost(
+            self, channels=channels, config_dir=config_path.parent if config_path else None
+        )
+        self.web_chat = WebChat()
+
         @contextlib.asynccontextmanager
         async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-            await self.gateway.open()
-            await self.admin.open()  # after the gateway: it subscribes to its outcomes
-            if config.memory.enabled:
-                memory = build_memory(config)
-                await memory.open()
-                self._memory = memory
-            await self.agents.open()
-            watching = None
-            if self.watcher is not None:
-                self.watcher.prime()  # the file as loaded is not a change
-                watching = asyncio.create_task(self.watcher.run(), name="config watcher")
-            try:
-                async with self.mcp_http.running():  # /mcp sessions live as long as the server
-                    yield
-            finally:
-                if watching is not None:
-                    watching.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await watching
-                await self.agents.close()
-                if self._memory is not None:
-                    await self._memory.close()
-                await self.admin.close()
-                await self.gateway.close()
+            # Opened in order, closed in reverse; a failure half-way closes what was opened.
+            async with contextlib.AsyncExitStack() as stack:
+                await self.gateway.open()
+                stack.push_async_callback(self.gateway.close)
+                await self.admin.open()  # after the gateway: it subscribes to its outcomes
+                stack.push_async_callback(self.admin.close)
+                if config.memory.enabled:
+                    self._memory = build_memory(config)
+                    await self._memory.open()
+                    stack.push_async_callback(self._memory.close)
+                await self.agents.open()
+                stack.push_async_callback(self.agents.close)
+                await self.assistant.open()  # needs the gateway and memory
+                stack.push_async_callback(self.assistant.close)
+                if "web" in self.assistant.channels:
+                    await self.web_chat.start(self.assistant.bus)
+                    stack.push_async_callback(self.web_chat.stop)
+                if self.watcher is not None:
+                    self.watcher.prime()  # the file as loaded is not a change
+                    watching = asyncio.create_task(self.watcher.run(), name="config watcher")
+                    stack.push_async_callback(_cancel, watching)
+                await stack.enter_async_context(self.mcp_http.running())  # /mcp sessions
+                yield
 
         self.api = FastAPI(
             title="nerve",
@@ -119,6 +131,11 @@ class NerveApp:
         self.api.include_router(voice_router(lambda: self.voice))
         self.api.router.routes.extend(gateway_routes(self.gateway))
         self.api.router.routes.extend(evolution_routes(lambda: self.gateway))
+        self.api.router.routes.extend(
+            web_chat_routes(
+                lambda: self.assistant.bus if self.assistant.agent else None, channel=self.web_chat
+            )
+        )
         self.admin = mount_admin(self, clock=clock)  # /admin, /admin/api/*; guards /stats/reset
         self.limited = BodyLimit(self.api, config.limits.max_body_bytes)
         self.mcp = build_mcp_server(self)  # the MCP tools: /mcp here, stdio in `nerve mcp`
@@ -156,11 +173,15 @@ class NerveApp:
                     ) from None
             if self.watcher is not None:
                 self.watcher.seen(text)
-            return {**self._apply(new), "persisted": self.config_path is not None}
+            result = self._apply(new)
+            await self.assistant.reload(new)  # the MCP server list (spawns/stops processes)
+            return {**result, "persisted": self.config_path is not None}
 
     async def _file_changed(self, text: str) -> None:
         async with self._reloading:
-            self._apply(self._parse(text))
+            new = self._parse(text)
+            self._apply(new)
+            await self.assistant.reload(new)
 
     def _config_health(self) -> dict[str, Any]:
         return {
@@ -254,15 +275,27 @@ class BodyLimit:
 
 
 def build_app(
-    config: Config, *, clock: Clock = time.monotonic, config_path: Path | None = None
+    config: Config,
+    *,
+    clock: Clock = time.monotonic,
+    config_path: Path | None = None,
+    channels: Collection[str] = ("web",),
 ) -> NerveApp:
-    return NerveApp(config, clock=clock, config_path=config_path)
+    """The app `nerve serve` runs; `channels`: which assistant channels this process serves
+    (`nerve chat` passes "terminal", `nerve discord` "discord", `nerve mcp` none)."""
+    return NerveApp(config, clock=clock, config_path=config_path, channels=channels)
 
 
 def app_from_env() -> NerveApp:
     """Factory for `uvicorn --factory` (used by `nerve serve --workers N`)."""
     path = find_config_file(None, os.environ)
     return build_app(load_config(str(path) if path else None), config_path=path)
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:

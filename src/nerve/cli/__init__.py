@@ -3,7 +3,16 @@
 Each subcommand lives in its own module and registers itself on the group in `base`.
 """
 
-from nerve.cli import config_cmd, keys_cmd, mcp_cmd, memory_cmd, serve, understand  # noqa: F401
+from nerve.cli import (  # noqa: F401
+    chat_cmd,
+    config_cmd,
+    discord_cmd,
+    keys_cmd,
+    mcp_cmd,
+    memory_cmd,
+    serve,
+    understand,
+)
 from nerve.cli.base import cli
 
 __all__ = ["cli", "main"]

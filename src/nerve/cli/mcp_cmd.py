@@ -53,7 +53,7 @@ def mcp(config_path: str | None, log_level: str) -> None:
     )
     config = load(config_path)
     path = find_config_file(config_path, os.environ)
-    app = build_app(config, config_path=path)
+    app = build_app(config, config_path=path, channels=())  # tools only: no assistant loop
     logging.getLogger("nerve.mcp").info("nerve MCP server on stdio")
 
     async def serve() -> None:

@@ -1,0 +1,94 @@
+"""The assistant inside a running NerveApp: its bus, MCP clients, jobs and agent loop (AS-1..8).
+
+    host = AssistantHost(app, channels={"web"})   # the channels this process serves
+    await host.open()        # after the app's gateway and memory are open
+    host.bus, host.agent     # what channels talk to
+    await host.reload(config)  # the MCP server list follows the config file
+    await host.close()
+
+Which channels a process serves matters: the scheduler leaves other channels' reminders to the
+process that serves them (a `nerve serve` without Discord must not claim a Discord reminder
+and put it on a queue nobody reads). A host with no channels (`nerve mcp`) starts nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+from nerve.assistant.agent import Assistant
+from nerve.assistant.build import assistant_from_app, gateway_ask
+from nerve.assistant.bus import Bus
+from nerve.assistant.jobs.mail import gateway_summarizer
+from nerve.assistant.jobs.runtime import Jobs
+from nerve.assistant.mcp_client import McpClients
+from nerve.config import Config
+from nerve.errors import NerveError
+from nerve.tools import builtin_registry
+from nerve.tools.result import Services
+
+__all__ = ["AssistantHost"]
+
+
+class AssistantHost:
+    def __init__(
+        self, app: Any, *, channels: Collection[str], config_dir: Path | None = None
+    ) -> None:
+        self.app = app
+        self.channels = frozenset(channels)
+        self.bus = Bus()
+        self.mcp = McpClients(app.config.assistant.mcp_servers, cwd=config_dir)
+        self.jobs: Jobs | None = None
+        self.agent: Assistant | None = None
+        self._serving: asyncio.Task[None] | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.channels)
+
+    async def open(self) -> None:
+        if not self.enabled:
+            return
+        app, config = self.app, self.app.config
+        await self.mcp.start()
+        ask = gateway_ask(lambda: app.gateway.gateway)
+        summarize = gateway_summarizer(ask, config.assistant.model)
+        self.jobs = Jobs(config, self.bus, summarize=summarize, channels=self.channels)
+        await self.jobs.start()
+        tools = builtin_registry()
+        self.mcp.attach(tools)
+        services = Services(
+            memory=_memory(app), safety=app.pipeline.safety, config=config,
+            http=app.gateway.session, scheduler=self.jobs.scheduler, mcp=self.mcp,
+            environ=os.environ,
+        )  # fmt: skip
+        self.agent = assistant_from_app(app, tools=tools, services=services)
+        self._serving = asyncio.create_task(self.agent.run(self.bus), name="assistant")
+
+    async def reload(self, config: Config) -> None:
+        if self.enabled:
+            await self.mcp.reload(config.assistant.mcp_servers)
+
+    async def close(self) -> None:
+        serving, self._serving = self._serving, None
+        if serving is not None:
+            serving.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await serving
+        if self.jobs is not None:
+            await self.jobs.stop()
+            self.jobs = None
+        if self.enabled:
+            await self.mcp.stop()
+        self.agent = None
+
+
+def _memory(app: Any) -> Any:
+    try:
+        return app.memory
+    except NerveError:  # memory.enabled: false
+        return None
