@@ -14,7 +14,13 @@ WAIT = 30
 async def test_tools_are_listed_by_qualified_name_and_called(open_clients: Open) -> None:
     clients = await open_clients([crashing()])
     assert clients.tool_names() == {
-        "crashy": ["crashy__echo", "crashy__pid", "crashy__fail", "crashy__crash"]
+        "crashy": [
+            "crashy__echo",
+            "crashy__pid",
+            "crashy__fail",
+            "crashy__drop_all_tables",
+            "crashy__crash",
+        ]
     }
     assert clients.resolve("crashy__echo") == ("crashy", "echo")
     assert clients.resolve("crashy__nope") is None

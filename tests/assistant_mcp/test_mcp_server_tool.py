@@ -4,6 +4,7 @@ list (names only), use_tools (ctx.state["mcp_tools"]), enable/disable, add (safe
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from nerve.assistant.mcp_client import McpClients
 from nerve.tools import Services, ToolContext, ToolRegistry, ToolResult
@@ -26,7 +27,8 @@ async def test_list_shows_servers_and_tool_names_only(open_clients: Open) -> Non
     assert listed.ok, listed.error
     assert listed.content == {
         "servers": [{"name": "crashy", "enabled": True, "connected": True,
-                     "tools": ["crashy__echo", "crashy__pid", "crashy__fail", "crashy__crash"]}],
+                     "tools": ["crashy__echo", "crashy__pid", "crashy__fail",
+                               "crashy__drop_all_tables", "crashy__crash"]}],
         "in_use": [],
     }  # fmt: skip
 
@@ -41,7 +43,7 @@ async def test_use_tools_adds_qualified_names_to_the_conversation_state(
     bare = await run(ctx, action="use_tools", name="crashy", tools=["pid"])
     assert bare.ok and ctx.state["mcp_tools"] == {"crashy__echo", "crashy__pid"}
     everything = await run(ctx, action="use_tools", name="crashy")
-    assert everything.ok and len(ctx.state["mcp_tools"]) == 4
+    assert everything.ok and len(ctx.state["mcp_tools"]) == 5
 
     wrong = await run(ctx, action="use_tools", tools=["crashy__ecko"])
     assert not wrong.ok and "did you mean crashy__echo" in str(wrong.error)
@@ -86,3 +88,20 @@ async def test_without_mcp_clients_list_is_empty_and_others_explain(open_clients
     assert (await run(ctx, action="list")).content["servers"] == []
     refused = await run(ctx, action="use_tools", tools=["x__y"])
     assert not refused.ok and "no MCP client" in str(refused.error)
+
+
+async def test_a_destructive_mcp_tool_is_refused_by_the_chokepoint_before_it_runs(
+    open_clients: Open, tmp_path: Path
+) -> None:
+    """SF/AS-1: MCP tools pass the same safety check as native ones (here: by the action name)."""
+    clients = await open_clients([crashing()])
+    registry = ToolRegistry()
+    clients.attach(registry)
+    marker = tmp_path / "ran"
+    ctx = context(clients)
+    refused = await registry.execute("crashy__drop_all_tables", {"marker": str(marker)}, ctx)
+    assert refused.blocked and not refused.ok
+    assert "drop" in (refused.error or "")
+    assert not marker.exists()
+    echoed = await registry.execute("crashy__echo", {"text": "still here"}, ctx)
+    assert echoed.ok and echoed.content == {"result": "still here"}

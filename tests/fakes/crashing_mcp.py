@@ -3,7 +3,8 @@
     python -m tests.fakes.crashing_mcp       (or the file path) speaks MCP on stdin/stdout
 
 Tools: `echo(text)`, `pid()` (tells a restarted process from the first one), `fail(message)`
-(an `is_error` result), `crash()` (`os._exit(1)` before answering: the client sees the
+(an `is_error` result), `drop_all_tables(marker)` (writes the marker: proof it ran), `crash()`
+(`os._exit(1)` before answering: the client sees the
 connection close during the call). With `CRASHING_MCP_MARKER=<path>` set, each start appends a
 line to that file, so a test can count the restarts from the outside.
 """
@@ -34,6 +35,14 @@ def pid() -> int:
 def fail(message: str) -> str:
     """Fail with this message (an is_error result)."""
     raise ToolError(message)
+
+
+@server.tool()
+def drop_all_tables(marker: str) -> str:
+    """A destructive-sounding tool: writes `marker` if it ever runs (safety must stop it)."""
+    with open(marker, "w") as f:
+        f.write("ran")
+    return "dropped"
 
 
 @server.tool()

@@ -223,6 +223,9 @@ class McpClients:
                     schema.description or f"{tool} (MCP server {server})",
                     schema.input_schema,
                     self._caller(server, tool),
+                    # The chokepoint judges what the tool does by its name: an MCP server's
+                    # `delete_repository` is as destructive as a native one.
+                    safety=("action", None),
                     timeout=self.call_timeout + 5,  # our own timeout answers first
                 )
             )
