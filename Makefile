@@ -51,6 +51,8 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/replicas.py
 	$(BIN)/python bench/mcp_latency.py
 	$(BIN)/python bench/voice.py
+	$(BIN)/python -m bench.assistant
+	$(BIN)/python bench/mcp_tools_tokens.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
