@@ -8,26 +8,22 @@ To add a backend: implement `AgentStore`, run tests/agents against it, add its s
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import aiosqlite
 import orjson
 
 from nerve.agents.model import Agent
-from nerve.memory.backends import SQLiteURL, open_postgres_pool, parse_store_url
-from nerve.memory.migrations import migrate_sqlite
+from nerve.memory.backends import SQLiteURL, parse_store_url
+from nerve.memory.connections import PostgresPool, SQLiteConnection
 
 if TYPE_CHECKING:  # asyncpg is only needed by the PostgreSQL backend
-    import asyncpg
+    pass
 
 __all__ = ["AgentStore", "PostgresAgentStore", "SQLiteAgentStore", "agent_store_from_url"]
 
 _COLUMNS = "agent_name, endpoint, capabilities, created_at, updated_at"
-_BUSY_MS = 10_000
 
 
 class AgentStore(Protocol):
@@ -59,37 +55,8 @@ def _agent(row: Sequence[Any]) -> Agent:
     return Agent(name, endpoint, tuple(orjson.loads(caps)), float(created), float(updated))
 
 
-class SQLiteAgentStore:
-    def __init__(self, path: str | Path) -> None:
-        self.path = path if str(path) == ":memory:" else Path(path)
-        self._lock = asyncio.Lock()
-        self._conn: aiosqlite.Connection | None = None
-
-    async def open(self) -> None:
-        if self._conn is not None:
-            return
-        if isinstance(self.path, Path):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(self.path, isolation_level=None)
-        try:
-            for pragma in (f"busy_timeout = {_BUSY_MS}", "journal_mode = WAL"):
-                await conn.execute(f"PRAGMA {pragma}")
-            await migrate_sqlite(conn)
-        except BaseException:
-            await conn.close()
-            raise
-        self._conn = conn
-
-    async def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await conn.close()
-
-    @property
-    def _db(self) -> aiosqlite.Connection:
-        if self._conn is None:
-            raise RuntimeError(f"the agent registry at {self.path} is not open")
-        return self._conn
+class SQLiteAgentStore(SQLiteConnection):
+    what = "the agent registry"
 
     async def upsert(self, agent: Agent) -> tuple[Agent, bool]:
         async with self._lock:
@@ -139,28 +106,8 @@ class SQLiteAgentStore:
         return cursor.rowcount > 0
 
 
-class PostgresAgentStore:
-    def __init__(self, dsn: str, *, schema: str = "public", max_size: int = 4) -> None:
-        self.dsn = dsn
-        self.schema = schema
-        self._max_size = max_size
-        self._pool: asyncpg.Pool | None = None
-
-    async def open(self) -> None:
-        if self._pool is not None:
-            return
-        self._pool = await open_postgres_pool(self.dsn, self.schema, max_size=self._max_size)
-
-    async def close(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close()
-
-    @property
-    def _db(self) -> asyncpg.Pool:
-        if self._pool is None:
-            raise RuntimeError(f"the agent registry (schema {self.schema}) is not open")
-        return self._pool
+class PostgresAgentStore(PostgresPool):
+    what = "the agent registry"
 
     async def upsert(self, agent: Agent) -> tuple[Agent, bool]:
         # xmax = 0 only on a freshly inserted row version: created vs updated in one statement.

@@ -10,26 +10,21 @@ when the lease ends and another fires it late. Same protocol as `nerve.agents.st
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import aiosqlite
-
-from nerve.memory.backends import SQLiteURL, open_postgres_pool, parse_store_url
-from nerve.memory.migrations import migrate_sqlite
+from nerve.memory.backends import SQLiteURL, parse_store_url
+from nerve.memory.connections import PostgresPool, SQLiteConnection
 
 if TYPE_CHECKING:  # asyncpg is only needed by the PostgreSQL backend
-    import asyncpg
+    pass
 
 __all__ = ["Job", "JobStore", "PostgresJobStore", "SQLiteJobStore", "job_store_from_url"]
 
 _COLUMNS = (
     "id, user_id, channel, chat_id, text, mode, cron, due_at, next_run, claimed_by, created_at"
 )
-_BUSY_MS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,43 +75,18 @@ class JobStore(Protocol):
         `new`; False when another monitor moved it first."""
 
 
-class SQLiteJobStore:
-    def __init__(self, path: str | Path) -> None:
-        self.path = path if str(path) == ":memory:" else Path(path)
-        self._lock = asyncio.Lock()
-        self._conn: aiosqlite.Connection | None = None
-
-    async def open(self) -> None:
-        if self._conn is not None:
-            return
-        if isinstance(self.path, Path):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(self.path, isolation_level=None)
-        try:
-            for pragma in (f"busy_timeout = {_BUSY_MS}", "journal_mode = WAL"):
-                await conn.execute(f"PRAGMA {pragma}")
-            await migrate_sqlite(conn)
-        except BaseException:
-            await conn.close()
-            raise
-        self._conn = conn
-
-    async def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await conn.close()
+class SQLiteJobStore(SQLiteConnection):
+    what = "the job store"
 
     async def _fetch(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        if self._conn is None:
-            raise RuntimeError(f"the job store at {self.path} is not open")
+        db = self._db
         async with self._lock:
-            return list(await self._conn.execute_fetchall(sql, args))
+            return list(await db.execute_fetchall(sql, args))
 
     async def _exec(self, sql: str, args: Sequence[Any] = ()) -> int:
-        if self._conn is None:
-            raise RuntimeError(f"the job store at {self.path} is not open")
+        db = self._db
         async with self._lock:
-            cursor = await self._conn.execute(sql, args)
+            cursor = await db.execute(sql, args)
             return cursor.rowcount
 
     async def insert(self, job: Job) -> None:
@@ -178,27 +148,8 @@ def _row(job: Job) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-class PostgresJobStore:
-    def __init__(self, dsn: str, *, schema: str = "public", max_size: int = 4) -> None:
-        self.dsn = dsn
-        self.schema = schema
-        self._max_size = max_size
-        self._pool: asyncpg.Pool | None = None
-
-    async def open(self) -> None:
-        if self._pool is None:
-            self._pool = await open_postgres_pool(self.dsn, self.schema, max_size=self._max_size)
-
-    async def close(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close()
-
-    @property
-    def _db(self) -> asyncpg.Pool:
-        if self._pool is None:
-            raise RuntimeError(f"the job store (schema {self.schema}) is not open")
-        return self._pool
+class PostgresJobStore(PostgresPool):
+    what = "the job store"
 
     async def insert(self, job: Job) -> None:
         marks = ", ".join(f"${i}" for i in range(1, 12))
