@@ -5,8 +5,10 @@ Exit codes: 0 ok, 1 refused or failed (bad config, refused start, blocked item),
 
 from __future__ import annotations
 
+import logging
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -14,12 +16,34 @@ from nerve import __version__
 from nerve.config import Config, load_config
 from nerve.errors import ConfigError
 
-__all__ = ["cli", "fail", "load"]
+__all__ = ["cli", "fail", "load", "log_level_option", "setup_logging"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def fail(message: str) -> NoReturn:
     click.echo(f"nerve: {message}", err=True)
     sys.exit(1)
+
+
+def log_level_option(default: str) -> Callable[[F], F]:
+    """`--log-level`, the same on every long-running command."""
+    return click.option(
+        "--log-level",
+        default=default,
+        show_default=True,
+        type=click.Choice(["debug", "info", "warning", "error"]),
+        help="Logs go to stderr.",
+    )
+
+
+def setup_logging(level: str) -> None:
+    """Logs to stderr: stdout belongs to answers and protocols (MCP over stdio)."""
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
 
 
 def load(path: str | None) -> Config:

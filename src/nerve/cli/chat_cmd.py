@@ -10,13 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
-import logging
 import os
-import sys
 
 import click
 
-from nerve.cli.base import cli, load
+from nerve.cli.base import cli, load, log_level_option, setup_logging
 from nerve.config import find_config_file
 
 __all__ = ["chat"]
@@ -33,13 +31,7 @@ def _default_user() -> str:
 @click.option("--once", "once", metavar="TEXT", help="Ask one question, print the answer, exit.")
 @click.option("--user", "user_id", metavar="U", help="Whose memory and tasks (default: $USER).")
 @click.option("--config", "config_path", metavar="FILE", help="Config file (YAML).")
-@click.option(
-    "--log-level",
-    default="warning",
-    show_default=True,
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    help="Logs go to stderr.",
-)
+@log_level_option("warning")
 def chat(once: str | None, user_id: str | None, config_path: str | None, log_level: str) -> None:
     """Chat with the assistant: interactive, or one question with --once.
 
@@ -51,11 +43,7 @@ def chat(once: str | None, user_id: str | None, config_path: str | None, log_lev
     from nerve.channels.terminal import TerminalChannel
     from nerve.server import build_app
 
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    setup_logging(log_level)
     config = load(config_path)
     path = find_config_file(config_path, os.environ)
     app = build_app(config, config_path=path, channels=("terminal",))

@@ -11,11 +11,10 @@ import asyncio
 import contextlib
 import logging
 import os
-import sys
 
 import click
 
-from nerve.cli.base import cli, load
+from nerve.cli.base import cli, load, log_level_option, setup_logging
 from nerve.config import find_config_file
 
 __all__ = ["discord_bot"]
@@ -23,13 +22,7 @@ __all__ = ["discord_bot"]
 
 @cli.command(name="discord")
 @click.option("--config", "config_path", metavar="FILE", help="Config file (YAML).")
-@click.option(
-    "--log-level",
-    default="info",
-    show_default=True,
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    help="Logs go to stderr.",
-)
+@log_level_option("info")
 def discord_bot(config_path: str | None, log_level: str) -> None:
     """Run the assistant as a Discord bot (answers mentions and DMs).
 
@@ -38,11 +31,7 @@ def discord_bot(config_path: str | None, log_level: str) -> None:
       assistant: {discord: {token: ${DISCORD_TOKEN}}}
       DISCORD_TOKEN=... nerve discord --config nerve.yaml
     """
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    setup_logging(log_level)
     config = load(config_path)
     settings = config.assistant.discord
     if not settings.token:

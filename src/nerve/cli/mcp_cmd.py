@@ -11,11 +11,10 @@ import asyncio
 import contextlib
 import logging
 import os
-import sys
 
 import click
 
-from nerve.cli.base import cli, load
+from nerve.cli.base import cli, load, log_level_option, setup_logging
 from nerve.config import find_config_file
 
 __all__ = ["mcp"]
@@ -23,13 +22,7 @@ __all__ = ["mcp"]
 
 @cli.command()
 @click.option("--config", "config_path", metavar="FILE", help="Config file (YAML).")
-@click.option(
-    "--log-level",
-    default="warning",
-    show_default=True,
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    help="Logs go to stderr.",
-)
+@log_level_option("warning")
 def mcp(config_path: str | None, log_level: str) -> None:
     """Serve nerve's tools over MCP (stdio): start it from an MCP host.
 
@@ -46,11 +39,7 @@ def mcp(config_path: str | None, log_level: str) -> None:
     """
     from nerve.server import build_app
 
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    setup_logging(log_level)
     config = load(config_path)
     path = find_config_file(config_path, os.environ)
     app = build_app(config, config_path=path, channels=())  # tools only: no assistant loop

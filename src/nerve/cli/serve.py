@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
 import click
 
 from nerve import __version__
-from nerve.cli.base import cli, fail, load
+from nerve.cli.base import cli, fail, load, log_level_option, setup_logging
 from nerve.config import find_config_file, is_loopback
 from nerve.errors import ConfigError
 
@@ -25,12 +24,7 @@ __all__ = ["serve"]
     type=click.IntRange(1, 64),
     help="Worker processes; more than 1 needs redis.url to share limits. [default: 1]",
 )
-@click.option(
-    "--log-level",
-    default="info",
-    show_default=True,
-    type=click.Choice(["debug", "info", "warning", "error"]),
-)
+@log_level_option("info")
 def serve(
     config_path: str | None,
     host: str | None,
@@ -73,9 +67,7 @@ def serve(
             require_redis()
         except ConfigError as e:
             fail(e.message)
-    logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    setup_logging(log_level)
     missing = [p.name for p in config.providers if p.missing_key]
     click.echo(
         f"nerve {__version__} on http://{host}:{port}  routes: "
