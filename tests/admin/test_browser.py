@@ -13,18 +13,16 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from nerve.config import load_config
 from nerve.gateway.resilience import ManualClock
 from nerve.secrets import generate_key
 from nerve.server import build_app
+from tests.browser import chromium, require_chromium
 from tests.conftest import RunningServer
 from tests.fakes.upstream import FakeUpstream, Reply
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync",
-        "--disable-component-update", "--no-first-run", "--disable-quic"]  # fmt: skip
 PASSWORD = "browser-test-password"
 SECRET = "sk-browser-secret-4242"
 ROTATED = "sk-browser-rotated-9090"
@@ -44,11 +42,7 @@ server: {{config_poll_seconds: 0}}
 USAGE = {"prompt_tokens": 8, "completion_tokens": 4, "total_tokens": 12}
 WAIT_MS = 15_000
 
-if not CHROMIUM.exists():
-    message = "needs Chromium at /usr/bin/chromium: apt-get install chromium (Debian package)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message, allow_module_level=True)
+require_chromium()
 
 
 def chat(server: RunningServer) -> httpx.Response:
@@ -77,8 +71,7 @@ def test_log_in_watch_traffic_and_edit_a_route_in_the_browser(
     server.start()
     shots = Path(os.environ.get("NERVE_SCREENSHOTS") or tmp_path)
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        with chromium() as browser:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             log_in(page, server.url)
             cookie = next(c for c in page.context.cookies() if c["name"] == "nerve_admin")
@@ -145,6 +138,5 @@ def test_log_in_watch_traffic_and_edit_a_route_in_the_browser(
             expect(page.locator("#routes tr[data-route=default]")).to_contain_text(
                 "primary/m2", timeout=WAIT_MS
             )
-            browser.close()
     finally:
         server.stop()

@@ -12,23 +12,16 @@ import os
 import threading
 from pathlib import Path
 
-import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from nerve.tools import ToolContext, tool
+from tests.browser import chromium, require_chromium
 from tests.channels.conftest import ChatServer
 from tests.fakes.upstream import FakeUpstream, Reply
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync",
-        "--disable-component-update", "--no-first-run", "--disable-quic"]  # fmt: skip
 WAIT_MS = 15_000
 
-if not CHROMIUM.exists():
-    message = "needs Chromium at /usr/bin/chromium: apt-get install chromium (Debian package)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message, allow_module_level=True)
+require_chromium()
 
 
 def test_type_a_message_see_typing_then_the_reply(
@@ -50,8 +43,7 @@ def test_type_a_message_see_typing_then_the_reply(
     )
     shots = Path(os.environ.get("NERVE_SCREENSHOTS") or tmp_path)
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        with chromium() as browser:
             page = browser.new_page(viewport={"width": 900, "height": 700})
             page.goto(f"{chat_server.url}/chat?user=asha")
             expect(page.locator("#status")).to_have_text("online", timeout=WAIT_MS)
@@ -65,7 +57,6 @@ def test_type_a_message_see_typing_then_the_reply(
             )
             expect(page.locator("#typing")).to_be_hidden()
             page.screenshot(path=str(shots / "web-chat.png"), full_page=True)
-            browser.close()
     finally:
         release.set()
     second = upstream.wait_for_requests(2)[1].body
