@@ -8,12 +8,14 @@ and let `nerve serve` (or a CLI command) start it. The agent never imports a cha
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from nerve.assistant.bus import Bus, Outbound
 
-__all__ = ["Channel"]
+__all__ = ["BusFed", "Channel"]
 
 
 class Channel(Protocol):
@@ -27,3 +29,30 @@ class Channel(Protocol):
 
     async def send(self, out: Outbound) -> None:
         """Show one reply or typing indicator to the user it is for."""
+
+
+class BusFed:
+    """For channels whose `start` only needs to feed `send` from the bus in the background."""
+
+    name: str
+    bus: Bus | None = None
+    _feeding: asyncio.Task[None] | None = None
+
+    async def start(self, bus: Bus) -> None:
+        await self.stop()
+        self.bus = bus
+        self._feeding = asyncio.create_task(self._feed(bus), name=f"{self.name} channel")
+
+    async def _feed(self, bus: Bus) -> None:
+        async for out in bus.subscribe(self.name):
+            await self.send(out)
+
+    async def stop(self) -> None:
+        task, self._feeding = self._feeding, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def send(self, out: Outbound) -> None:
+        raise NotImplementedError

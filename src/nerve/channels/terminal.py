@@ -9,11 +9,11 @@ the answers. End with EOF (Ctrl-D) or /quit.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 from collections.abc import Awaitable, Callable
 
-from nerve.assistant.bus import Bus, Inbound, Outbound
+from nerve.assistant.bus import Inbound, Outbound
+from nerve.channels.base import BusFed
 
 __all__ = ["TerminalChannel"]
 
@@ -30,7 +30,7 @@ def _stdout(text: str) -> None:
     sys.stdout.flush()
 
 
-class TerminalChannel:
+class TerminalChannel(BusFed):
     name = "terminal"
 
     def __init__(
@@ -47,24 +47,7 @@ class TerminalChannel:
         self.read_line = read_line
         self.write = write
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
-        self._bus: Bus | None = None
-        self._task: asyncio.Task[None] | None = None
         self._waiting: dict[str, asyncio.Event] = {}
-
-    async def start(self, bus: Bus) -> None:
-        self._bus = bus
-        self._task = asyncio.create_task(self._deliver(bus), name="terminal channel")
-
-    async def _deliver(self, bus: Bus) -> None:
-        async for out in bus.subscribe(self.name):
-            await self.send(out)
-
-    async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
     async def send(self, out: Outbound) -> None:
         if out.kind == "typing":
@@ -81,7 +64,7 @@ class TerminalChannel:
 
     async def converse(self) -> None:
         """Read lines until EOF or /quit; each waits for its reply."""
-        if self._bus is None:
+        if self.bus is None:
             raise RuntimeError("start the terminal channel before conversing")
         while True:
             if self.interactive:
@@ -94,5 +77,5 @@ class TerminalChannel:
                 continue
             msg = Inbound(self.name, self.chat_id, self.user_id, line.rstrip("\n"))
             answered = self._waiting[msg.id] = asyncio.Event()
-            await self._bus.publish(msg)
+            await self.bus.publish(msg)
             await answered.wait()

@@ -13,8 +13,6 @@ loopback clients are served and a cross-site Origin is refused; pass `authorize`
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import ipaddress
 import json
 import logging
@@ -32,6 +30,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from nerve.assistant import Assistant, Bus, Inbound, Outbound
+from nerve.channels.base import BusFed
 
 __all__ = ["WebChat", "loopback_only", "web_chat_routes"]
 
@@ -69,31 +68,13 @@ def _payload(out: Outbound) -> dict[str, Any]:
     return body
 
 
-class WebChat:
+class WebChat(BusFed):
     """The "web" channel: open sockets by chat id, fed from the bus."""
 
     name = "web"
 
     def __init__(self) -> None:
         self.sockets: dict[str, set[WebSocket]] = {}
-        self.bus: Bus | None = None
-        self._task: asyncio.Task[None] | None = None
-
-    async def start(self, bus: Bus) -> None:
-        await self.stop()
-        self.bus = bus
-        self._task = asyncio.create_task(self._deliver(bus), name="web chat channel")
-
-    async def _deliver(self, bus: Bus) -> None:
-        async for out in bus.subscribe(self.name):
-            await self.send(out)
-
-    async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
     async def send(self, out: Outbound) -> None:
         for ws in list(self.sockets.get(out.chat_id, ())):
