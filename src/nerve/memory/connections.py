@@ -69,15 +69,20 @@ class PostgresPool:
 
     what = "the store"
 
-    def __init__(self, dsn: str, *, schema: str = "public", max_size: int = 4) -> None:
+    def __init__(
+        self, dsn: str, *, schema: str = "public", min_size: int = 1, max_size: int = 4
+    ) -> None:
         self.dsn = dsn
         self.schema = schema
-        self._max_size = max_size
+        self._sizes = (min_size, max_size)
         self._pool: asyncpg.Pool | None = None
 
     async def open(self) -> None:
+        """Connect and migrate; a no-op when already open."""
         if self._pool is None:
-            self._pool = await open_postgres_pool(self.dsn, self.schema, max_size=self._max_size)
+            self._pool = await open_postgres_pool(
+                self.dsn, self.schema, min_size=self._sizes[0], max_size=self._sizes[1]
+            )
 
     async def close(self) -> None:
         pool, self._pool = self._pool, None

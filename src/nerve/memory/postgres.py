@@ -11,9 +11,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-import asyncpg
-
-from nerve.memory.backends import open_postgres_pool
 from nerve.memory.codec import (
     COLUMNS,
     SELECT,
@@ -27,6 +24,7 @@ from nerve.memory.codec import (
     row_change,
     row_record,
 )
+from nerve.memory.connections import PostgresPool
 from nerve.memory.model import FactChange, Record
 from nerve.memory.store import Query
 
@@ -58,8 +56,10 @@ def _count(status: str) -> int:
     return int(status.rsplit(" ", 1)[-1])
 
 
-class PostgresStore:
+class PostgresStore(PostgresPool):
     """`MemoryStore` on PostgreSQL; `dsn` as asyncpg takes it (postgresql://user@host/db)."""
+
+    what = "the PostgreSQL store"
 
     def __init__(
         self,
@@ -70,30 +70,8 @@ class PostgresStore:
         max_size: int = 10,
         scan_batch: int = 1000,
     ) -> None:
-        self.dsn = dsn
-        self.schema = schema
-        self._sizes = (min_size, max_size)
+        super().__init__(dsn, schema=schema, min_size=min_size, max_size=max_size)
         self._scan_batch = scan_batch
-        self._pool: asyncpg.Pool | None = None
-
-    async def open(self) -> None:
-        """Connect and migrate; a no-op when already open (as for SQLite)."""
-        if self._pool is not None:
-            return
-        self._pool = await open_postgres_pool(
-            self.dsn, self.schema, min_size=self._sizes[0], max_size=self._sizes[1]
-        )
-
-    async def close(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close()
-
-    @property
-    def _db(self) -> asyncpg.Pool:
-        if self._pool is None:
-            raise RuntimeError(f"the PostgreSQL store (schema {self.schema}) is not open")
-        return self._pool
 
     async def put(self, records: Sequence[Record]) -> None:
         rows = dedupe(records)
