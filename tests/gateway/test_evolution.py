@@ -11,7 +11,6 @@ import pytest
 
 from nerve.config import Config
 from nerve.gateway.app import GatewayState
-from nerve.gateway.evolution_routes import evolution_routes
 from nerve.gateway.outcome import Outcome
 from nerve.gateway.stats import Usage
 from nerve.server import build_app
@@ -133,18 +132,21 @@ async def test_a_raising_observer_is_logged_and_breaks_nothing(opened, upstream,
 
 @pytest.fixture
 def evolving() -> Iterator[Callable[[Config], RunningServer]]:
-    """A real server with /evolution mounted the way server.py mounts it."""
+    """A real nerve server (its own /evolution routes)."""
     servers: list[RunningServer] = []
 
     def start(config: Config) -> RunningServer:
-        app = build_app(config)
-        app.api.router.routes.extend(evolution_routes(lambda: app.gateway))
-        servers.append(RunningServer(app).start())
+        servers.append(RunningServer(build_app(config)).start())
         return servers[-1]
 
     yield start
     for server in servers:
         server.stop()
+
+
+def admin(server: RunningServer) -> dict[str, str]:
+    """An admin session's header: resets are operator actions, like /stats/reset."""
+    return {"x-nerve-admin-token": server.app.admin.auth.issue().token}
 
 
 def test_evolution_shows_candidates_and_the_preference(evolving, upstream, upstream2):
@@ -165,27 +167,31 @@ def test_evolution_shows_candidates_and_the_preference(evolving, upstream, upstr
     assert body["config"]["enabled"] is True and body["config"]["exploration"] == 0
     assert body["recent"][0]["target"] == "secondary/m2"
 
-    r = httpx.post(f"{server.url}/evolution/reset", json={"route": "default"})
+    assert httpx.post(f"{server.url}/evolution/reset", json={"route": "default"}).status_code == 401
+    r = httpx.post(
+        f"{server.url}/evolution/reset", json={"route": "default"}, headers=admin(server)
+    )
     assert r.status_code == 200
     assert r.json()["previous"]["routes"]["default"]["preference"][0] == "secondary/m2"
     after = httpx.get(f"{server.url}/evolution").json()["routes"]["default"]
     assert after["preference"] == ["primary/m1", "secondary/m2"]
-    assert httpx.post(f"{server.url}/evolution/reset").status_code == 200
+    assert httpx.post(f"{server.url}/evolution/reset", headers=admin(server)).status_code == 200
 
 
 def test_evolution_reset_names_what_is_wrong(evolving, upstream, upstream2):
     server = evolving(config(upstream, upstream2))
-    r = httpx.post(f"{server.url}/evolution/reset", json={"route": "nope"})
+    r = httpx.post(f"{server.url}/evolution/reset", json={"route": "nope"}, headers=admin(server))
     assert r.status_code == 404 and "unknown route 'nope'" in r.json()["error"]["message"]
-    r = httpx.post(f"{server.url}/evolution/reset", content=b"{oops")
+    r = httpx.post(f"{server.url}/evolution/reset", content=b"{oops", headers=admin(server))
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json"
-    r = httpx.post(f"{server.url}/evolution/reset", json={"route": 3})
+    r = httpx.post(f"{server.url}/evolution/reset", json={"route": 3}, headers=admin(server))
     assert r.status_code == 400 and r.json()["error"]["param"] == "route"
 
 
-def test_evolution_needs_the_api_key(evolving, upstream, upstream2):
+def test_evolution_needs_the_api_key_and_its_reset_an_admin_session(evolving, upstream, upstream2):
     server = evolving(config(upstream, upstream2, {"server": {"api_keys": ["k1"]}}))
     assert httpx.get(f"{server.url}/evolution").status_code == 401
-    assert httpx.post(f"{server.url}/evolution/reset").status_code == 401
-    ok = httpx.get(f"{server.url}/evolution", headers={"Authorization": "Bearer k1"})
+    key = {"Authorization": "Bearer k1"}
+    assert httpx.post(f"{server.url}/evolution/reset", headers=key).status_code == 401
+    ok = httpx.get(f"{server.url}/evolution", headers=key)
     assert ok.status_code == 200 and "default" in ok.json()["routes"]

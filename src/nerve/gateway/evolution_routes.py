@@ -3,8 +3,9 @@
 GET returns `Learner.snapshot()`: per route, each candidate's calls, recent success rate,
 latency and cost EWMAs, score and share of recent first choices, plus the current preference,
 the configured order and the learning config. POST /evolution/reset forgets what was learnt,
-for one route (`{"route": "code"}`) or all (no body), and returns what it cleared. Both need the
-API key like /stats. The routes take a getter so they always reach the current gateway.
+for one route (`{"route": "code"}`) or all (no body), and returns what it cleared. GET needs the
+API key like /stats; the reset needs the admin session like /stats/reset. The routes take a
+getter so they always reach the current gateway.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from nerve.errors import NerveError, RequestError
+from nerve.errors import AuthError, NerveError, RequestError
 from nerve.gateway.chat import ClientAuth
 from nerve.gateway.core import Gateway
 
@@ -33,19 +34,27 @@ class _State(Protocol):
     @property
     def gateway(self) -> Gateway: ...
 
+    @property
+    def admin_check(self) -> Callable[[Any], None] | None: ...
+
 
 Handler = Callable[[_State, Request], Any]
 
 
 def evolution_routes(state_getter: Callable[[], _State]) -> list[Route]:
-    def guarded(handler: Handler) -> Callable[[Request], Any]:
+    def guarded(handler: Handler, *, admin: bool = False) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             state = state_getter()
             try:
-                state.auth.client_id(request.scope)
+                if not admin:
+                    state.auth.client_id(request.scope)
+                elif state.admin_check is None:
+                    raise AuthError("needs an admin session; admin is disabled", code="no_admin")
+                else:
+                    state.admin_check(request.scope)
                 return JSONResponse(await handler(state, request))
             except NerveError as e:
-                return JSONResponse(e.to_dict(), status_code=e.status)
+                return JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
 
         return endpoint
 
@@ -65,5 +74,5 @@ def evolution_routes(state_getter: Callable[[], _State]) -> list[Route]:
 
     return [
         Route("/evolution", guarded(evolution), methods=["GET"]),
-        Route("/evolution/reset", guarded(reset), methods=["POST"]),
+        Route("/evolution/reset", guarded(reset, admin=True), methods=["POST"]),
     ]
