@@ -27,7 +27,7 @@ from nerve import __version__
 from nerve.admin import mount_admin
 from nerve.agents import AgentRegistry, agents_router
 from nerve.assistant.host import AssistantHost
-from nerve.channels.web import WebChat, web_chat_routes
+from nerve.channels.web import WebChat, loopback_or_key, web_chat_routes
 from nerve.config import Config, find_config_file, load_config, parse_config_text
 from nerve.errors import ConfigError, NerveError, NotFound, PayloadTooLarge, RequestError
 from nerve.gateway.app import GatewayState, gateway_routes
@@ -133,7 +133,9 @@ class NerveApp:
         self.api.router.routes.extend(evolution_routes(lambda: self.gateway))
         self.api.router.routes.extend(
             web_chat_routes(
-                lambda: self.assistant.bus if self.assistant.agent else None, channel=self.web_chat
+                lambda: self.assistant.bus if self.assistant.agent else None,
+                channel=self.web_chat,
+                authorize=loopback_or_key(lambda key: self.gateway.auth.valid(key)),
             )
         )
         self.admin = mount_admin(self, clock=clock)  # /admin, /admin/api/*; guards /stats/reset

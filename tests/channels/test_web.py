@@ -103,3 +103,33 @@ def test_an_assistant_can_be_served_directly_without_a_bus(
             ws.send_json({"text": "hello"})
             assert ws.receive_json()["kind"] == "typing"
             assert ws.receive_json()["text"] == "Direct answer."
+
+
+def test_from_another_machine_the_chat_takes_an_api_key_over_https_only(
+    upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AS-7 + GW security: off loopback, /chat/ws needs wss:// and one of server.api_keys."""
+    monkeypatch.setenv("NERVE_ADMIN_PASSWORD", "channel-tests-password")
+    config = make_config({"primary": upstream}, probes={"interval_seconds": 0},
+                         server={"api_keys": ["k1"], "config_poll_seconds": 0})  # fmt: skip
+    app = build_app(config)
+    upstream.script(Reply(text="Hello from afar."))
+    with TestClient(app, client=("10.0.0.5", 40000)) as client:
+        for scheme, protocols in (
+            ("ws", ["nerve", "nerve.key.k1"]),  # the key would travel in clear
+            ("wss", ["nerve"]),  # no key
+            ("wss", ["nerve", "nerve.key.wrong"]),
+        ):
+            with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(
+                f"{scheme}://testserver/chat/ws?chat=far", subprotocols=protocols
+            ):  # fmt: skip
+                pass
+            assert refused.value.code == 1008
+        with client.websocket_connect(
+            "wss://testserver/chat/ws?chat=far&user=asha", subprotocols=["nerve", "nerve.key.k1"]
+        ) as ws:
+            assert ws.accepted_subprotocol == "nerve"
+            assert ws.receive_json()["kind"] == "hello"
+            ws.send_json({"text": "hi"})
+            assert ws.receive_json()["kind"] == "typing"
+            assert ws.receive_json()["text"] == "Hello from afar."

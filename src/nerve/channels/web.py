@@ -32,7 +32,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from nerve.assistant import Assistant, Bus, Inbound, Outbound
 from nerve.channels.base import BusFed
 
-__all__ = ["WebChat", "loopback_only", "web_chat_routes"]
+__all__ = ["KEY_PROTOCOL", "WebChat", "loopback_only", "loopback_or_key", "web_chat_routes"]
 
 log = logging.getLogger("nerve.channels.web")
 STATIC = Path(__file__).parent / "static"
@@ -54,6 +54,26 @@ def loopback_only(ws: WebSocket) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
+
+
+KEY_PROTOCOL = "nerve.key."  # the page offers the subprotocols "nerve" and "nerve.key.<key>"
+
+
+def loopback_or_key(valid_key: Callable[[str], bool]) -> Callable[[WebSocket], bool]:
+    """Loopback clients, or, from elsewhere over wss://, a client offering a valid API key.
+
+    A browser cannot set headers on a WebSocket, so the key travels as a subprotocol (inside
+    TLS: plain ws:// from another machine is refused, as the admin panel answers 426).
+    """
+
+    def authorize(ws: WebSocket) -> bool:
+        if loopback_only(ws):
+            return True
+        offered = ws.scope.get("subprotocols") or []
+        keys = [p[len(KEY_PROTOCOL) :] for p in offered if p.startswith(KEY_PROTOCOL)]
+        return ws.scope.get("scheme") == "wss" and any(valid_key(k) for k in keys)
+
+    return authorize
 
 
 def _same_origin(ws: WebSocket) -> bool:
@@ -113,7 +133,10 @@ def web_chat_routes(
         ):
             await ws.close(code=1008)
             return
-        await ws.accept()
+        # A browser that offered subprotocols needs one chosen, or it drops the socket.
+        await ws.accept(
+            subprotocol="nerve" if "nerve" in (ws.scope.get("subprotocols") or []) else None
+        )
         if isinstance(target, Bus) and web.bus is not target:
             await web.start(target)
         web.sockets.setdefault(chat_id, set()).add(ws)

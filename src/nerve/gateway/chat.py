@@ -40,6 +40,11 @@ class ClientAuth:
     def __init__(self, api_keys: Sequence[str]) -> None:
         self.api_keys = [k.encode() for k in api_keys]
 
+    def valid(self, token: str) -> bool:
+        """Whether `token` is one of `server.api_keys` (compared in constant time)."""
+        raw = token.encode()
+        return any(hmac.compare_digest(raw, k) for k in self.api_keys)
+
     def client_id(self, scope: Scope) -> str:
         token = bearer(scope)
         if self.api_keys and not any(hmac.compare_digest(token, k) for k in self.api_keys):

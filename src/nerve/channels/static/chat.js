@@ -37,10 +37,22 @@
     status.textContent = text;
   }
 
+  // From another machine the server wants an API key (over https): asked once per tab.
+  function protocols() {
+    const local = ["localhost", "127.0.0.1", "[::1]"].includes(location.hostname);
+    if (local) return ["nerve"];
+    let key = sessionStorage.getItem("nerve-key");
+    if (!key) {
+      key = (window.prompt("API key for this nerve server") || "").trim();
+      if (key) sessionStorage.setItem("nerve-key", key);
+    }
+    return key ? ["nerve", "nerve.key." + key] : ["nerve"];
+  }
+
   function connect() {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const params = new URLSearchParams({ chat: chatId, user: user });
-    socket = new WebSocket(scheme + "//" + location.host + "/chat/ws?" + params);
+    socket = new WebSocket(scheme + "//" + location.host + "/chat/ws?" + params, protocols());
     socket.onopen = function () {
       retry = 500;
       setStatus("online", "online");
