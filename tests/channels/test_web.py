@@ -133,3 +133,18 @@ def test_from_another_machine_the_chat_takes_an_api_key_over_https_only(
             ws.send_json({"text": "hi"})
             assert ws.receive_json()["kind"] == "typing"
             assert ws.receive_json()["text"] == "Hello from afar."
+
+
+def test_a_page_that_rebinds_its_own_name_to_loopback_is_refused() -> None:
+    """DNS rebinding: a loopback peer that reached us as evil.example is not a local user."""
+    bus = Bus()
+    client = TestClient(Starlette(routes=web_chat_routes(lambda: bus)), client=("127.0.0.1", 5000))
+    for host in ("localhost:8080", "127.0.0.1:8080", "[::1]:8080"):
+        with client.websocket_connect("/chat/ws?chat=ok", headers={"host": host}) as ws:
+            assert ws.receive_json()["kind"] == "hello"
+    rebound = {"host": "evil.example:8080", "origin": "http://evil.example:8080"}
+    with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(
+        "/chat/ws?chat=ok", headers=rebound
+    ):  # fmt: skip
+        pass
+    assert refused.value.code == 1008

@@ -49,7 +49,15 @@ Target = Assistant | Bus
 
 
 def loopback_only(ws: WebSocket) -> bool:
-    host = ws.client.host if ws.client else ""
+    """A loopback peer that addressed the server by a loopback name. The Host check stops DNS
+    rebinding: a web page of evil.example re-pointed at 127.0.0.1 must not reach the assistant
+    (its tools run shell commands) through the user's own browser."""
+    return _is_loopback(ws.client.host if ws.client else "") and _is_loopback(
+        urlsplit(f"//{ws.headers.get('host', '')}").hostname or ""
+    )
+
+
+def _is_loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
