@@ -57,6 +57,9 @@ class ServerConfig(_Strict):
     port: int = Field(8080, ge=0, le=65535)
     workers: int = Field(1, ge=1, le=64)
     api_keys: list[str] = []
+    # Without api_keys only requests addressed to a loopback name (or server.host) are served,
+    # against DNS rebinding; add the names a local reverse proxy forwards here.
+    allowed_hosts: list[str] = []
     # The config file is re-read when it changes (checked this often; 0 turns watching off).
     config_poll_seconds: float = Field(1.0, ge=0)
 

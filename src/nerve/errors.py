@@ -4,6 +4,7 @@
     ├── ConfigError                 500     config_error        bad config: names the key path
     ├── RequestError                400     invalid_request_error
     │   ├── PayloadTooLarge         413
+    │   ├── MisdirectedRequest      421                         Host is not this server's name
     │   └── NotFound                404     not_found_error
     ├── AuthError                   401     authentication_error
     ├── RateLimited                 429     rate_limit_error    reason: window | burst | concurrent
@@ -30,6 +31,7 @@ __all__ = [
     "AuthError",
     "ConfigError",
     "EngineUnavailable",
+    "MisdirectedRequest",
     "NerveError",
     "NotFound",
     "PayloadTooLarge",
@@ -85,6 +87,10 @@ class RequestError(NerveError):
 
 class PayloadTooLarge(RequestError):
     status = 413
+
+
+class MisdirectedRequest(RequestError):
+    status = 421
 
 
 class NotFound(RequestError):

@@ -35,6 +35,7 @@ from nerve.gateway.chat import send_error
 from nerve.gateway.evolution_routes import evolution_routes
 from nerve.gateway.fanout_routes import fanout_router
 from nerve.gateway.resilience import Clock
+from nerve.hostguard import HostGuard
 from nerve.hotreload import ConfigWatcher, changed_sections, restart_required, write_atomically
 from nerve.mcp import MCP_PATHS, McpHttp, build_mcp_server
 from nerve.memory import Memory, build_memory, memory_router
@@ -60,6 +61,7 @@ class NerveApp:
         self.config = config
         self.config_path = config_path  # the file a reload re-reads (None: nothing to re-read)
         self.gateway = GatewayState(config, clock=clock)
+        self.hosts = HostGuard(config.server)
         self._memory: Memory | None = None
         self.agents = AgentRegistry.from_config(config)  # opened with memory, in the same store
         self.voice = Voice.from_config(config)  # speech engines; models load on first use
@@ -200,6 +202,7 @@ class NerveApp:
         # No await from here on: requests see the old config or the new one, never a mix.
         old, self.config = self.config, new
         self.gateway.reload(new)
+        self.hosts = HostGuard(new.server)
         self.reloaded_at = time.time()
         self.pipeline = build_pipeline(
             new, self._ask, remember=self._remember, delegate=self.agents.delegate
@@ -237,6 +240,15 @@ class NerveApp:
             )  # fmt: skip
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            try:
+                self.hosts.check(scope)
+            except NerveError as e:
+                if scope["type"] == "http":
+                    await send_error(send, e)
+                else:
+                    await send({"type": "websocket.close", "code": 1008, "reason": e.message})
+                return
         if scope["type"] == "http" and scope["path"] == CHAT_PATH and scope["method"] == "POST":
             await self.gateway.chat(scope, receive, send)  # the hot path skips the framework
         elif scope["type"] == "http" and scope["path"] in MCP_PATHS:

@@ -47,7 +47,7 @@ class Harness:
 
     def client(self, *, ip: str = "127.0.0.1", scheme: str = "http") -> httpx.AsyncClient:
         transport = httpx.ASGITransport(app=self.app, client=(ip, 40000))
-        return httpx.AsyncClient(transport=transport, base_url=f"{scheme}://nerve.test")
+        return httpx.AsyncClient(transport=transport, base_url=f"{scheme}://localhost")
 
     async def login(self, client: httpx.AsyncClient, password: str = PASSWORD) -> httpx.Response:
         return await client.post("/admin/api/login", json={"password": password})

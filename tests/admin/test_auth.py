@@ -169,7 +169,7 @@ async def test_changes_need_json_and_the_same_origin(admin: Harness) -> None:
         assert form.status_code == 400 and form.json()["error"]["code"] == "json_required"
         evil = await client.post("/admin/api/reload", json={}, headers={"origin": "https://evil"})
         assert evil.status_code == 401 and evil.json()["error"]["code"] == "cross_origin"
-        same_origin = {"origin": "http://nerve.test"}
+        same_origin = {"origin": "http://localhost"}
         same = await client.post("/admin/api/reload", json={}, headers=same_origin)
         assert same.status_code == 200
 

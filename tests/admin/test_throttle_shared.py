@@ -34,7 +34,7 @@ async def worker(path: Path, clock: ManualClock) -> AsyncIterator[httpx.AsyncCli
     app: NerveApp = build_app(load_config(str(path)), clock=clock, config_path=path)
     async with app.api.router.lifespan_context(app.api):
         transport = httpx.ASGITransport(app=app, client=("127.0.0.9", 40000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://nerve.test") as c:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
             yield c
 
 

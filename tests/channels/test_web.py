@@ -96,9 +96,9 @@ def test_an_assistant_can_be_served_directly_without_a_bus(
     direct = web_chat_routes(lambda: held.get("it"), authorize=lambda ws: True)
     app.api.router.routes[:0] = direct  # ahead of the app's own /chat, which serves its bus
     upstream.script(Reply(text="Direct answer."))
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         held["it"] = assistant_from_app(app, tools=ToolRegistry())
-        with client.websocket_connect("/chat/ws?chat=d1") as ws:
+        with client.websocket_connect("ws://localhost/chat/ws?chat=d1") as ws:
             ws.receive_json()
             ws.send_json({"text": "hello"})
             assert ws.receive_json()["kind"] == "typing"
