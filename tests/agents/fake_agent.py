@@ -1,8 +1,8 @@
 """A real tiny agent on loopback: an aiohttp server in its own thread, one behaviour per path.
 
-It runs in a thread with its own event loop so sync tests (httpx against a served nerve) and
-async tests can both use it. Every request is recorded (path and JSON body) before it is
-answered, so a test can count calls, including those to a path that never answers.
+It is a `Loopback` server (its own thread and event loop), so sync tests (httpx against a
+served nerve) and async tests can both use it. Every request is recorded (path and JSON body)
+before it is answered, so a test can count calls, including those to a path that never answers.
 
     POST /echo            200 {"echo": {task, payload}, "agent": name} (?close: no keep-alive)
     POST /fail            500 "boom"
@@ -15,14 +15,13 @@ answered, so a test can count calls, including those to a path that never answer
 
 from __future__ import annotations
 
-import asyncio
 import socket
-import threading
-from types import TracebackType
 from typing import Any
 
 import orjson
 from aiohttp import web
+
+from tests.fakes.loopback import Loopback
 
 __all__ = ["FakeAgent", "free_port"]
 
@@ -34,17 +33,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class FakeAgent:
+class FakeAgent(Loopback):
+    handler_cancellation = True  # the /hang handler ends when the caller times out
+
     def __init__(self, name: str = "fake-agent") -> None:
+        super().__init__()
         self.name = name
-        self.url = ""
         self.redirect_to = "http://example.com/"
         self.big_bytes = 4096
-        self.requests: list[tuple[str, Any]] = []
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._closing: asyncio.Event | None = None
+        self.requests: list[tuple[str, Any]] = []  # type: ignore[assignment]  # (path, body)
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/{path:.*}", self._handle)
 
     def hits(self, path: str | None = None) -> int:
         with self._lock:
@@ -53,45 +53,6 @@ class FakeAgent:
     def bodies(self, path: str) -> list[Any]:
         with self._lock:
             return [body for p, body in self.requests if p == path]
-
-    def start(self) -> FakeAgent:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(ready),))
-        self._thread.start()
-        assert ready.wait(10) and self.url, "the fake agent did not start"
-        return self
-
-    def stop(self) -> None:
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            assert self._loop is not None and self._closing is not None
-            self._loop.call_soon_threadsafe(self._closing.set)
-            thread.join(10)
-
-    def __enter__(self) -> FakeAgent:
-        return self.start()
-
-    def __exit__(
-        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    async def _serve(self, ready: threading.Event) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._closing = asyncio.Event()
-        app = web.Application()
-        app.router.add_post("/{path:.*}", self._handle)
-        runner = web.AppRunner(app, access_log=None, handler_cancellation=True,
-                               shutdown_timeout=1.0)  # fmt: skip
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, "127.0.0.1", 0).start()
-            self.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
-            ready.set()
-            await self._closing.wait()
-        finally:
-            ready.set()
-            await runner.cleanup()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()

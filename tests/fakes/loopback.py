@@ -32,6 +32,7 @@ class Seen:
 
 class Loopback:
     name = "loopback"
+    handler_cancellation = False  # True: a client that gives up frees its (hanging) handler
 
     def __init__(self) -> None:
         self.url = ""
@@ -84,7 +85,8 @@ class Loopback:
         self._closing = asyncio.Event()
         app = web.Application()
         self.routes(app)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0,
+                               handler_cancellation=self.handler_cancellation)  # fmt: skip
         try:
             await runner.setup()
             await web.TCPSite(runner, "127.0.0.1", 0).start()
