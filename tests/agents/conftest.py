@@ -17,31 +17,17 @@ from typing import Any
 import pytest
 
 from nerve.agents import AgentRegistry
-from nerve.agents.store import PostgresAgentStore, SQLiteAgentStore
+from nerve.agents.store import SQLiteAgentStore, agent_store_from_url
 from tests.agents.fake_agent import FakeAgent
-from tests.memory.conftest import _admin, postgres_schema  # noqa: F401 - a fixture, re-used
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+from tests.memory.conftest import backend, postgres_schema, storage_url  # noqa: F401 - fixtures
 
 
 @pytest.fixture
-async def reopen(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[Callable[..., AgentRegistry]]:
+async def reopen(storage_url: str) -> AsyncIterator[Callable[..., AgentRegistry]]:  # noqa: F811
     made: list[AgentRegistry] = []
-    if backend == "postgres":
-        dsn, schema = request.getfixturevalue("postgres_schema")
-        await _admin(dsn, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
     def make(**options: Any) -> AgentRegistry:
-        if backend == "sqlite":
-            store: Any = SQLiteAgentStore(tmp_path / "nerve.db")
-        else:
-            store = PostgresAgentStore(dsn, schema=schema)
-        registry = AgentRegistry(store, **options)
+        registry = AgentRegistry(agent_store_from_url(storage_url), **options)
         made.append(registry)
         return registry
 

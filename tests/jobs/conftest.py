@@ -11,16 +11,15 @@ mailbox     (a real dovecot IMAP server on loopback, a fresh user): tests/jobs/d
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nerve.assistant.jobs import Job, JobStore, Scheduler
-from nerve.assistant.jobs.store import PostgresJobStore, SQLiteJobStore
+from nerve.assistant.jobs.store import job_store_from_url
 from nerve.gateway.resilience import ManualClock
 from tests.jobs.dovecot import dovecot_server, mailbox  # noqa: F401 - fixtures
-from tests.memory.conftest import _admin, postgres_schema  # noqa: F401 - a fixture, re-used
+from tests.memory.conftest import backend, postgres_schema, storage_url  # noqa: F401 - fixtures
 
 START = 1_780_000_000.0  # 2026-05-28 20:26:40 UTC
 
@@ -30,26 +29,12 @@ def clock() -> ManualClock:
     return ManualClock(START)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.fixture
-async def make_store(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[Callable[[], JobStore]]:
+async def make_store(storage_url: str) -> AsyncIterator[Callable[[], JobStore]]:  # noqa: F811
     made: list[JobStore] = []
-    if backend == "postgres":
-        dsn, schema = request.getfixturevalue("postgres_schema")
-        await _admin(dsn, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
     def make() -> JobStore:
-        store: JobStore
-        if backend == "sqlite":
-            store = SQLiteJobStore(tmp_path / "nerve.db")
-        else:
-            store = PostgresJobStore(dsn, schema=schema)
+        store = job_store_from_url(storage_url)
         made.append(store)
         return store
 

@@ -76,6 +76,17 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
+async def storage_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """`storage.url` of an empty database of this backend: what the stores beside memory's
+    (agents, jobs) open, so their tests run on both backends as memory's do."""
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'nerve.db'}"
+    dsn, schema = request.getfixturevalue("postgres_schema")
+    await _admin(dsn, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    return f"{dsn}?schema={schema}"
+
+
+@pytest.fixture
 async def reopen(
     backend: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Callable[..., MemoryStore]]:
