@@ -7,15 +7,18 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import uvicorn
+import yaml
 
 from nerve.config import Config, parse_config
 from nerve.gateway.resilience import ManualClock
 from nerve.server import NerveApp, build_app
 from tests.fakes.upstream import FakeUpstream
+from tests.processes import Replica
 
 
 @pytest.fixture(autouse=True)
@@ -127,3 +130,23 @@ def serve(clock: ManualClock) -> Iterator[Callable[[Config], RunningServer]]:
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[Callable[..., list[Replica]]]:
+    """spawn(config, count=1, workers=1) → `count` real `nerve serve` processes on one config
+    file, each in a working directory of its own (r0, r1, ...), ready; all stopped at teardown."""
+    started: list[Replica] = []
+
+    def start(config: dict[str, Any], count: int = 1, workers: int = 1) -> list[Replica]:
+        path = tmp_path / "nerve.yaml"
+        path.write_text(yaml.safe_dump(config))
+        new = [Replica(path, tmp_path / f"r{len(started) + i}", workers) for i in range(count)]
+        started.extend(new)
+        for replica in new:
+            replica.wait_ready()
+        return new
+
+    yield start
+    for replica in started:
+        replica.stop()

@@ -9,96 +9,24 @@ stopped, with its workers, at teardown.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
-import yaml
 
 from tests.fakes.upstream import FakeUpstream, Reply
+from tests.processes import Replica
 
 MSG = [{"role": "user", "content": "hello"}]
 
 
-class Replica:
-    """One `nerve serve` process group; `url` once it printed where it listens."""
-
-    def __init__(self, config: Path, cwd: Path, workers: int) -> None:
-        cwd.mkdir(exist_ok=True)
-        cmd = [sys.executable, "-m", "nerve", "serve", "--config", str(config), "--port", "0"]
-        env = {k: v for k, v in os.environ.items() if k != "NERVE_CONFIG"}
-        self.proc = subprocess.Popen(
-            [*cmd, "--workers", str(workers), "--log-level", "info"],
-            cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True, start_new_session=True,
-        )  # fmt: skip
-        self.log: list[str] = []
-        self.url = ""
-        self.listening = threading.Event()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.log.append(line)
-            if "Uvicorn running on " in line:
-                self.url = line.split("Uvicorn running on ", 1)[1].split()[0]
-                self.listening.set()
-
-    def wait_ready(self, timeout: float = 30) -> None:
-        """Until /health answers 200 (the app has started), or fail with the log."""
-        deadline = time.monotonic() + timeout
-        assert self.listening.wait(timeout), "never listened:\n" + "".join(self.log[-30:])
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, "exited:\n" + "".join(self.log[-30:])
-            try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)  # polling a readiness condition, bounded by the deadline
-        raise AssertionError("no /health in time:\n" + "".join(self.log[-30:]))
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        self.reader.join(timeout=5)
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
-
-
 @pytest.fixture
-def replicas(tmp_path: Path, redis_prefix: str) -> Iterator[Callable[..., list[Replica]]]:
-    """start(config, count, workers); stopped before `redis_prefix` deletes their keys."""
-    started: list[Replica] = []
-
-    def start(config: dict[str, Any], count: int = 1, workers: int = 1) -> list[Replica]:
-        path = tmp_path / "nerve.yaml"
-        path.write_text(yaml.safe_dump(config))
-        new = [Replica(path, tmp_path / f"r{len(started) + i}", workers) for i in range(count)]
-        started.extend(new)
-        for replica in new:
-            replica.wait_ready()
-        return new
-
-    yield start
-    for replica in started:
-        replica.stop()
+def replicas(redis_prefix: str, spawn) -> Callable[..., list[Replica]]:
+    """`spawn`, set up after `redis_prefix`, so its replicas stop before the keys are deleted."""
+    return spawn
 
 
 def config(upstream: FakeUpstream, redis_url: str, prefix: str, window: int) -> dict[str, Any]:
