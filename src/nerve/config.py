@@ -214,6 +214,12 @@ class Config(_Strict):
                     )
         if self.routes and "default" not in route_names:
             raise _Located("routes", "a route named 'default' is required to catch the rest")
+        if self.memory.wal.enabled and not self.storage.url.startswith("sqlite:"):
+            raise _Located(
+                "memory.wal.enabled",
+                "the file WAL is for SQLite only: with PostgreSQL a write is acknowledged once "
+                "committed there, and must not wait on one replica's local disk",
+            )
         for path, ref in (
             ("intent.llm_route", self.intent.llm_route),
             ("safety.llm_judge", self.safety.llm_judge),

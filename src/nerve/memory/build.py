@@ -1,8 +1,11 @@
-"""Wires `Memory` from the config: the store from `storage.url`, the WAL in front of it.
+"""Wires `Memory` from the config: the store from `storage.url`, group commit in front of it.
 
-Only one process may own a WAL file. A second process on the same data (say `nerve memory ...`
-while `nerve serve` runs) finds it locked and writes straight to the store instead: each of its
-writes is then acknowledged only once committed, which is just as durable, only slower.
+By default a write is acknowledged once committed in the store; concurrent writes share one
+transaction (groupcommit.py), so every process sees a write the moment it is acknowledged.
+`memory.wal.enabled` (SQLite only) puts the file WAL in front instead (walstore.py): a write is
+acknowledged once fsync'd there and applied to the store in batches, so other processes see it
+only once applied. Only one process may own a WAL file; a second one on the same data finds it
+locked and uses group commit.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import IO, TYPE_CHECKING
 from nerve.config import Config
 from nerve.errors import ConfigError
 from nerve.memory.backends import store_from_url
+from nerve.memory.groupcommit import GroupCommit
 from nerve.memory.index import SearchIndex
 from nerve.memory.service import Memory
 from nerve.memory.store import MemoryStore
@@ -87,22 +91,24 @@ class _Locked(WalStore):
 def build_memory(config: Config, environ: Mapping[str, str] | None = None) -> Memory:
     env = os.environ if environ is None else environ
     index = SearchIndex(dense=_dense()) if config.memory.embeddings else None  # may refuse
-    store: MemoryStore = store_from_url(config.storage.url)
+    backend = store_from_url(config.storage.url)
+    store: MemoryStore = GroupCommit(backend)
     if config.memory.wal.enabled:
         key = wal_key(env) if config.memory.wal.encrypt else None
         path = wal_path(config)
         lock = _lock(path)
         if lock is None:
-            log.warning("%s is in use by another nerve process: writing straight to the store",
-                        path)  # fmt: skip
+            log.warning("%s is in use by another nerve process: committing straight to the "
+                        "store", path)  # fmt: skip
         else:
-            store = _Locked(store, WriteAheadLog(path, key=key), lock)
+            store = _Locked(backend, WriteAheadLog(path, key=key), lock)
     return Memory(
         store,
         importance_threshold=config.memory.importance_threshold,
         short_term_cap=config.memory.short_term_cap,
         max_data_bytes=config.memory.max_data_bytes,
         index=index,
+        cache_records=config.memory.search_cache_records,
     )
 
 

@@ -20,7 +20,10 @@ from nerve.memory.store import Query
 
 __all__ = [
     "COLUMNS",
+    "ENTRY",
     "SELECT",
+    "TOMBSTONE_SECONDS",
+    "UPSERT",
     "Fetched",
     "Row",
     "change_row",
@@ -59,6 +62,15 @@ class Fetched(Protocol):
 
 
 SELECT = f"SELECT {', '.join(COLUMNS)} FROM records"
+# What the search index reads (model.Entry), in that order: no data to decode.
+ENTRY = "SELECT id, user_id, kind, session_id, created_at, text, version FROM records"
+# The tail of a versioned upsert: the row's columns, then the version, replace every field.
+UPSERT = " ON CONFLICT (id) DO UPDATE SET " + ", ".join(
+    f"{c} = excluded.{c}" for c in (*COLUMNS[1:], "version")
+)
+# How long a deletion's tombstone is kept. A search cache validated within this time can be
+# brought up to date from the tombstones; one left unvalidated longer is rebuilt instead.
+TOMBSTONE_SECONDS = 86_400.0
 
 # orjson writes NUL as \u0000; an escaped backslash before "u0000" is not a NUL.
 _NUL_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from nerve.memory.model import Record
+from nerve.memory.model import Indexed
 
 __all__ = ["DenseIndex", "Embed", "minilm"]
 
@@ -56,7 +56,7 @@ class DenseIndex:
         self._users: dict[str, _Vectors] = {}
         self._owner: dict[str, str] = {}
 
-    def add(self, records: Sequence[Record]) -> None:
+    def add(self, records: Sequence[Indexed]) -> None:
         if not records:
             return
         vectors = self.embed([r.text for r in records])

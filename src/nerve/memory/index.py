@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from nerve.memory.bm25 import UserIndex
-from nerve.memory.model import Record
+from nerve.memory.model import Indexed
 
 if TYPE_CHECKING:
     from nerve.memory.dense import DenseIndex
@@ -47,7 +47,7 @@ class SearchIndex:
         self._users: dict[str, UserIndex] = {}
         self._owner: dict[str, str] = {}  # record id -> user id
 
-    def add(self, records: Iterable[Record]) -> None:
+    def add(self, records: Iterable[Indexed]) -> None:
         """Add records; one whose id is already indexed is replaced."""
         records = list(records)
         if self._dense is not None:
@@ -98,6 +98,11 @@ class SearchIndex:
             return user.search(query, k, allowed)
         lexical = user.search(query, max(k, 100), allowed)
         return self._dense.fuse(user_id, query, lexical, k, allowed)
+
+    def size(self, user_id: str) -> int:
+        """How many of the user's records are indexed."""
+        user = self._users.get(user_id)
+        return len(user.slot_of) if user is not None else 0
 
     def __len__(self) -> int:
         return len(self._owner)

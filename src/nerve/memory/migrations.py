@@ -108,6 +108,31 @@ _JOBS = (
 )""",
 )
 
+# Migration 4: what changed in memory, per user, so any process's search cache can prove itself
+# fresh (nerve.memory.cache). Every write transaction adds 1 to the version of each user it
+# writes (user_versions; the row lock orders PostgreSQL's concurrent writers of one user), stamps
+# the records it writes with it, and leaves a tombstone per record it deletes (record_id NULL:
+# every record of the user). Tombstones are kept a day (TOMBSTONE_SECONDS in nerve.memory.codec).
+_VERSIONS = (
+    "ALTER TABLE records ADD COLUMN version BIGINT NOT NULL DEFAULT 0",
+    "CREATE INDEX records_user_version ON records (user_id, version, id)",
+    "CREATE TABLE user_versions (user_id TEXT NOT NULL PRIMARY KEY, version BIGINT NOT NULL)",
+    "CREATE TABLE tombstones (user_id TEXT NOT NULL, version BIGINT NOT NULL, record_id TEXT,"
+    " at {real} NOT NULL)",
+    "CREATE INDEX tombstones_user ON tombstones (user_id, version)",
+    "CREATE INDEX tombstones_at ON tombstones (at)",
+)
+_VERSIONS_SQLITE = tuple(q.format(real="REAL") for q in _VERSIONS)
+_VERSIONS_POSTGRES = tuple(q.format(real="DOUBLE PRECISION") for q in _VERSIONS)
+
+# Migration 5: the jobs' delivery states and the web chat outbox (nerve.assistant.jobs,
+# nerve.channels). {name}/{real} as in _JOBS.
+_DELIVERY: tuple[str, ...] = ()
+
+# Migration 6: admin sessions (signing secret, revocations) and the shared event log
+# (nerve.admin, nerve.events). {name}/{real} as in _JOBS.
+_ADMIN_STATE: tuple[str, ...] = ()
+
 SQLITE: list[Migration] = [
     Migration(
         1,
@@ -146,6 +171,17 @@ SQLITE: list[Migration] = [
     ),
     Migration(2, "agent registry", (_AGENTS.format(name="TEXT", real="REAL"),)),
     Migration(3, "jobs and mail", tuple(q.format(name="TEXT", real="REAL") for q in _JOBS)),
+    Migration(4, "memory change versions", _VERSIONS_SQLITE),
+    Migration(
+        5,
+        "job deliveries and web outbox",
+        tuple(q.format(name="TEXT", real="REAL") for q in _DELIVERY),
+    ),
+    Migration(
+        6,
+        "admin sessions and events",
+        tuple(q.format(name="TEXT", real="REAL") for q in _ADMIN_STATE),
+    ),
 ]
 
 # `json`, not `jsonb`: jsonb rewrites numbers (the float 1e16 comes back as the int 10**16) and
@@ -195,6 +231,17 @@ POSTGRES: list[Migration] = [
         3,
         "jobs and mail",
         tuple(q.format(name='TEXT COLLATE "C"', real="DOUBLE PRECISION") for q in _JOBS),
+    ),
+    Migration(4, "memory change versions", _VERSIONS_POSTGRES),
+    Migration(
+        5,
+        "job deliveries and web outbox",
+        tuple(q.format(name='TEXT COLLATE "C"', real="DOUBLE PRECISION") for q in _DELIVERY),
+    ),
+    Migration(
+        6,
+        "admin sessions and events",
+        tuple(q.format(name='TEXT COLLATE "C"', real="DOUBLE PRECISION") for q in _ADMIN_STATE),
     ),
 ]
 

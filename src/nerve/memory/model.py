@@ -12,12 +12,14 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, Protocol
 
 __all__ = [
     "KINDS",
     "TIERS",
+    "Entry",
     "FactChange",
+    "Indexed",
     "Kind",
     "Record",
     "Tier",
@@ -77,6 +79,36 @@ class Record:
             "accessed_at": self.accessed_at or None,
             "access_count": self.access_count,
         }
+
+
+class Indexed(Protocol):
+    """What the search index reads of a record: a `Record`, or an `Entry` from the store."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def created_at(self) -> float: ...
+    @property
+    def text(self) -> str: ...
+
+
+class Entry(NamedTuple):
+    """A record as the search index needs it, read by `MemoryStore.changed` without decoding its
+    data; `version` is the user's change version that last wrote it."""
+
+    id: str
+    user_id: str
+    kind: str
+    session_id: str | None
+    created_at: float
+    text: str
+    version: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,61 +2,39 @@
 
 Every table lives in `schema` (created at open when missing): each pooled connection starts
 with its search_path set to that schema alone, so statements are unqualified and nothing leaks
-into `public`. A batch `put` is one INSERT ... SELECT FROM unnest(arrays) ON CONFLICT statement,
-one round trip whatever the batch size. Rows and queries are built by the same codec as SQLite's.
+into `public`. Writes are `write(ops)` (postgres_writes.py): one transaction, one round trip per
+step whatever the batch size. Rows and queries are built by the same codec as SQLite's.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import asyncpg
+
+from nerve.memory import postgres_writes
 from nerve.memory.codec import (
-    COLUMNS,
+    ENTRY,
     SELECT,
-    Row,
-    change_row,
-    dedupe,
+    TOMBSTONE_SECONDS,
     fact_key,
-    finite,
     query_sql,
-    record_row,
     row_change,
     row_record,
 )
 from nerve.memory.connections import PostgresPool
-from nerve.memory.model import FactChange, Record
-from nerve.memory.store import Query
+from nerve.memory.model import Entry, FactChange, Record
+from nerve.memory.ops import Op, Writes
+from nerve.memory.store import Deleted, Query
 
 __all__ = ["PostgresStore"]
 
-_TYPES = ("text",) * 9 + ("float8",) * 4 + ("int8",)  # COLUMNS' array types, data as text
-_PUT = (
-    f"INSERT INTO records ({', '.join(COLUMNS)})"
-    f" SELECT {', '.join('data::json' if c == 'data' else c for c in COLUMNS)}"
-    f" FROM unnest({', '.join(f'${i}::{t}[]' for i, t in enumerate(_TYPES, 1))})"
-    f" AS t({', '.join(COLUMNS)})"
-    " ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS if c != "id")
-)
-_APPEND_CHANGE = (
-    "INSERT INTO fact_history (user_id, entity, attribute, entity_key, attribute_key, value,"
-    " session_id, changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
-)
-_DELETE = "DELETE FROM records WHERE id = ANY($1::text[])"
-_BATCH = 10_000  # rows per INSERT statement: bounds the arrays of a very large put
+_RETRIES = 3  # a deadlock (see postgres_writes) or serialization failure: run the batch again
 
 
-def _columns(rows: list[Row]) -> list[list[Any]]:
-    return [list(column) for column in zip(*rows, strict=True)]
-
-
-def _count(status: str) -> int:
-    """Rows affected, from a command tag such as "DELETE 3"."""
-    return int(status.rsplit(" ", 1)[-1])
-
-
-class PostgresStore(PostgresPool):
+class PostgresStore(Writes, PostgresPool):
     """`MemoryStore` on PostgreSQL; `dsn` as asyncpg takes it (postgresql://user@host/db)."""
 
     what = "the PostgreSQL store"
@@ -72,16 +50,27 @@ class PostgresStore(PostgresPool):
     ) -> None:
         super().__init__(dsn, schema=schema, min_size=min_size, max_size=max_size)
         self._scan_batch = scan_batch
+        self._pruned = 0.0  # when tombstones were last pruned
 
-    async def put(self, records: Sequence[Record]) -> None:
-        rows = dedupe(records)
-        if len(rows) <= _BATCH:
-            if rows:
-                await self._db.execute(_PUT, *_columns(rows))
-            return
-        async with self._db.acquire() as conn, conn.transaction():
-            for start in range(0, len(rows), _BATCH):
-                await conn.execute(_PUT, *_columns(rows[start : start + _BATCH]))
+    async def write(self, ops: Sequence[Op]) -> list[int]:
+        """`ops` in one transaction, in order; what each returned."""
+        if not ops:
+            return []
+        for attempt in range(_RETRIES):
+            at = time.time()
+            try:
+                async with self._db.acquire() as conn, conn.transaction():
+                    counts = await postgres_writes.write(conn, ops, at)
+                    if at - self._pruned > 3600:  # older than any cache may still need
+                        await conn.execute(
+                            "DELETE FROM tombstones WHERE at < $1", at - TOMBSTONE_SECONDS
+                        )
+                        self._pruned = at
+                return counts
+            except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
+                if attempt == _RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     async def get(self, ids: Sequence[str]) -> list[Record]:
         if not ids:
@@ -94,32 +83,39 @@ class PostgresStore(PostgresPool):
         rows = await self._db.fetch(sql, *params)
         return [row_record(row) for row in rows]
 
-    async def touch(self, ids: Sequence[str], at: float) -> None:
-        at = finite(at, "touch at")
-        if ids:
-            await self._db.execute(
-                "UPDATE records SET accessed_at = $2, access_count = access_count + 1"
-                " WHERE id = ANY($1::text[])",
-                list(ids),
-                at,
+    async def version(self, user_id: str) -> int:
+        found = await self._db.fetchval(
+            "SELECT version FROM user_versions WHERE user_id = $1", user_id
+        )
+        return int(found) if found is not None else 0
+
+    async def deleted(self, user_id: str, since: int) -> Deleted:
+        rows = await self._db.fetch(
+            "SELECT record_id FROM tombstones WHERE user_id = $1 AND version > $2",
+            user_id,
+            since,
+        )
+        ids = [row[0] for row in rows]
+        return Deleted([i for i in ids if i is not None], None in ids)
+
+    async def changed(self, user_id: str, since: int) -> AsyncIterator[Entry]:
+        """Keyset pages by (version, id) on records_user_version."""
+        where = "version > $2"
+        params: list[object] = [since]  # then: after the last (version, id) seen
+        while True:
+            rows = await self._db.fetch(
+                f"{ENTRY} WHERE user_id = $1 AND {where} ORDER BY version, id"
+                f" LIMIT ${len(params) + 2}",
+                user_id,
+                *params,
+                self._scan_batch,
             )
-
-    async def delete(self, ids: Sequence[str]) -> int:
-        if not ids:
-            return 0
-        return _count(await self._db.execute(_DELETE, list(ids)))
-
-    async def delete_user(self, user_id: str) -> int:
-        async with self._db.acquire() as conn, conn.transaction():
-            status = await conn.execute("DELETE FROM records WHERE user_id = $1", user_id)
-            await conn.execute("DELETE FROM fact_history WHERE user_id = $1", user_id)
-        return _count(status)
-
-    async def put_fact(self, record: Record, change: FactChange) -> None:
-        columns, history = _columns([record_row(record)]), change_row(change)
-        async with self._db.acquire() as conn, conn.transaction():
-            await conn.execute(_PUT, *columns)
-            await conn.execute(_APPEND_CHANGE, *history)
+            batch = [Entry(*row) for row in rows]
+            for entry in batch:
+                yield entry
+            if len(batch) < self._scan_batch:
+                return
+            where, params = "(version, id) > ($2, $3)", [batch[-1].version, batch[-1].id]
 
     async def fact_history(self, user_id: str, entity: str, attribute: str) -> list[FactChange]:
         rows = await self._db.fetch(
@@ -131,13 +127,6 @@ class PostgresStore(PostgresPool):
             fact_key(attribute),
         )
         return [row_change(row) for row in rows]
-
-    async def replace_with_summary(self, delete_ids: Sequence[str], summary: Record) -> None:
-        columns = _columns([record_row(summary)])
-        async with self._db.acquire() as conn, conn.transaction():
-            # Delete first: a summary whose id is among delete_ids survives.
-            await conn.execute(_DELETE, list(delete_ids))
-            await conn.execute(_PUT, *columns)
 
     async def scan(self, user_id: str | None = None) -> AsyncIterator[Record]:
         """Batches of `scan_batch` by keyset (never an OFFSET, never the whole table): by

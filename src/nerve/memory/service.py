@@ -2,9 +2,10 @@
 
 `Memory` is what the REST routes, the CLI, the MCP tools and the assistant call. It validates
 input (a bad field is a RequestError naming it; nothing is half-written), keeps the short-term
-tier in process, persists the rest through a `MemoryStore` (the WAL in front of it when
-configured) and keeps the search index in step with the store: rebuilt from the store at open,
-updated on every write and delete.
+tier in process (SPEC ME-1) and persists the rest through a `MemoryStore` (group commit or the
+WAL in front of it: build.py). Text search goes through a `SearchCache` (cache.py), which
+proves its per-user index fresh against the store before every search, so writes and deletions
+made by any process are seen at once; nothing is read at open.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import orjson
 from nerve.errors import RequestError
 from nerve.memory.decay import decayed_score, ranked_score
 from nerve.memory.events import EVENT_IMPORTANCE, validate_event
+from nerve.memory.cache import SearchCache
 from nerve.memory.index import SearchIndex
 from nerve.memory.model import TIERS, FactChange, Kind, Record, Tier, fact_id
 from nerve.memory.store import MemoryStore, Query
@@ -61,9 +63,10 @@ class Memory:
         max_data_bytes: int = 64 * 1024,
         clock: Callable[[], float] = time.time,
         index: SearchIndex | None = None,
+        cache_records: int = 500_000,
     ) -> None:
         self.store = store
-        self.index = index or SearchIndex()
+        self.search = SearchCache(store, index, max_records=cache_records)
         self.threshold = importance_threshold
         self.short_term_cap = short_term_cap
         self.max_data_bytes = max_data_bytes
@@ -74,14 +77,7 @@ class Memory:
         self._pending: set[asyncio.Task[None]] = set()
 
     async def open(self) -> None:
-        await self.store.open()
-        batch: list[Record] = []
-        async for record in self.store.scan():
-            batch.append(record)
-            if len(batch) >= 5000:
-                self.index.add(batch)
-                batch = []
-        self.index.add(batch)
+        await self.store.open()  # and nothing else: search indexes load on demand (cache.py)
 
     async def close(self) -> None:
         await self.idle()
@@ -117,7 +113,6 @@ class Memory:
                 "not persisted",
             )  # fmt: skip
         await self.store.put([record])
-        self.index.add([record])
         return Stored(True, record.id)
 
     async def record_event(
@@ -141,7 +136,6 @@ class Memory:
             importance=importance, session_id=_session(session_id), kind="event",
         )  # fmt: skip
         await self.store.put([record])  # events are always kept: they are the agent's trail
-        self.index.add([record])
         return Stored(True, record.id)
 
     async def store_fact(
@@ -169,14 +163,12 @@ class Memory:
         record = replace(record, id=fact_id(user, entity, attribute))
         change = FactChange(user, entity.strip(), attribute.strip(), str(value), session_id, now)
         await self.store.put_fact(record, change)
-        self.index.add([record])
         return Stored(True, record.id)
 
     async def fact_history(self, user_id: str, entity: str, attribute: str) -> list[FactChange]:
         return await self.store.fact_history(_user(user_id), entity.strip(), attribute.strip())
 
     async def forget(self, ids: Sequence[str]) -> int:
-        self.index.remove(ids)
         gone = set(ids)
         for short in self._short.values():
             kept = [r for r in short if r.id not in gone]
@@ -186,9 +178,10 @@ class Memory:
 
     async def forget_user(self, user_id: str) -> int:
         user = _user(user_id)
-        self.index.remove_user(user)
         dropped = len(self._short.pop(user, ()))
-        return dropped + await self.store.delete_user(user)
+        deleted = await self.store.delete_user(user)
+        self.search.forget(user)  # the next search would rebuild it anyway: free it now
+        return dropped + deleted
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -225,12 +218,12 @@ class Memory:
 
         short = [r for r in self._short.get(user, ()) if keep(r)]
         if query and query.strip():
-            hits = self.index.search(user, query, max(limit * 10, 100))
-            found = {r.id: r for r in await self.store.get([i for i, _ in hits])}
+            hits = await self.search.search(user, query, max(limit * 10, 100))
             relevance = dict(hits)
+            # The store says what exists now (a hit deleted since is gone) and whose it is.
             scored = [
                 Recalled(r, ranked_score(relevance[r.id], r, now))
-                for r in found.values() if keep(r)
+                for r in await self.store.get(list(relevance)) if r.user_id == user and keep(r)
             ]  # fmt: skip
             words = set(query.lower().split())
             scored += [

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,48 +21,28 @@ from typing import Any
 
 import aiosqlite
 
+from nerve.memory import sqlite_writes
 from nerve.memory.codec import (
-    COLUMNS,
+    ENTRY,
     SELECT,
-    change_row,
-    dedupe,
+    TOMBSTONE_SECONDS,
     fact_key,
-    finite,
     query_sql,
-    record_row,
     row_change,
     row_record,
 )
 from nerve.memory.migrations import migrate_sqlite
-from nerve.memory.model import FactChange, Record
-from nerve.memory.store import Query
+from nerve.memory.model import Entry, FactChange, Record
+from nerve.memory.ops import Op, Writes
+from nerve.memory.sqlite_writes import chunks, marks
+from nerve.memory.store import Deleted, Query
 
 __all__ = ["SQLiteStore"]
 
-_CHUNK = 500  # ids per IN (...): well under SQLite's bound-parameter limit
 _BUSY_MS = 10_000  # another process holding the write lock: wait this long before failing
 
-_PUT = (
-    f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
-    " ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS if c != "id")
-)
-_APPEND_CHANGE = (
-    "INSERT INTO fact_history (user_id, entity, attribute, entity_key, attribute_key, value,"
-    " session_id, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-)
 
-
-def _chunks(ids: Sequence[str]) -> list[list[str]]:
-    unique = list(dict.fromkeys(ids))
-    return [unique[i : i + _CHUNK] for i in range(0, len(unique), _CHUNK)]
-
-
-def _marks(n: int) -> str:
-    return ", ".join("?" * n)
-
-
-class SQLiteStore:
+class SQLiteStore(Writes):
     """`MemoryStore` on a SQLite file (created with its parent directory) or ":memory:"."""
 
     def __init__(self, path: str | Path, *, readers: int = 4, scan_batch: int = 1000) -> None:
@@ -72,6 +53,7 @@ class SQLiteStore:
         self._writer: aiosqlite.Connection | None = None
         self._all_readers: list[aiosqlite.Connection] = []
         self._idle: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+        self._pruned = 0.0  # when tombstones were last pruned
 
     async def open(self) -> None:
         """Connect and migrate; a no-op when already open (the owner of a store may open it
@@ -166,63 +148,61 @@ class SQLiteStore:
             rows = await db.execute_fetchall(sql, params)
         return [row_record(row) for row in rows]
 
-    async def put(self, records: Sequence[Record]) -> None:
-        rows = dedupe(records)
-        if not rows:
-            return
+    async def write(self, ops: Sequence[Op]) -> list[int]:
+        """`ops` in one transaction, in order (sqlite_writes.py); what each returned."""
+        if not ops:
+            return []
+        at = time.time()
         async with self._write() as db:
-            await db.executemany(_PUT, rows)
+            counts = await sqlite_writes.write(db, ops, at)
+            if at - self._pruned > 3600:  # tombstones older than any cache may still need
+                await db.execute("DELETE FROM tombstones WHERE at < ?", (at - TOMBSTONE_SECONDS,))
+                self._pruned = at
+        return counts
 
     async def get(self, ids: Sequence[str]) -> list[Record]:
         found: list[Record] = []
-        for chunk in _chunks(ids):
-            found += await self._fetch(f"{SELECT} WHERE id IN ({_marks(len(chunk))})", chunk)
+        for chunk in chunks(ids):
+            found += await self._fetch(f"{SELECT} WHERE id IN ({marks(len(chunk))})", chunk)
         return found
 
     async def query(self, query: Query) -> list[Record]:
         sql, params = query_sql(query, lambda _: "?")
         return await self._fetch(sql, params)
 
-    async def touch(self, ids: Sequence[str], at: float) -> None:
-        at, chunks = finite(at, "touch at"), _chunks(ids)
-        if not chunks:
-            return
-        async with self._write() as db:
-            for chunk in chunks:
-                await db.execute(
-                    "UPDATE records SET accessed_at = ?, access_count = access_count + 1"
-                    f" WHERE id IN ({_marks(len(chunk))})",
-                    [at, *chunk],
-                )
-
-    async def delete(self, ids: Sequence[str]) -> int:
-        chunks = _chunks(ids)
-        if not chunks:
-            return 0
-        async with self._write() as db:
-            return await self._delete(db, chunks)
-
-    @staticmethod
-    async def _delete(db: aiosqlite.Connection, chunks: list[list[str]]) -> int:
-        deleted = 0
-        for chunk in chunks:
-            cursor = await db.execute(
-                f"DELETE FROM records WHERE id IN ({_marks(len(chunk))})", chunk
+    async def version(self, user_id: str) -> int:
+        async with self._read() as db:
+            rows = await db.execute_fetchall(
+                "SELECT version FROM user_versions WHERE user_id = ?", (user_id,)
             )
-            deleted += cursor.rowcount
-        return deleted
+        return int(next(iter(rows))[0]) if rows else 0
 
-    async def delete_user(self, user_id: str) -> int:
-        async with self._write() as db:
-            cursor = await db.execute("DELETE FROM records WHERE user_id = ?", (user_id,))
-            await db.execute("DELETE FROM fact_history WHERE user_id = ?", (user_id,))
-            return cursor.rowcount
+    async def deleted(self, user_id: str, since: int) -> Deleted:
+        async with self._read() as db:
+            rows = await db.execute_fetchall(
+                "SELECT record_id FROM tombstones WHERE user_id = ? AND version > ?",
+                (user_id, since),
+            )
+        ids = [row[0] for row in rows]
+        return Deleted([i for i in ids if i is not None], None in ids)
 
-    async def put_fact(self, record: Record, change: FactChange) -> None:
-        row, history = record_row(record), change_row(change)
-        async with self._write() as db:
-            await db.execute(_PUT, row)
-            await db.execute(_APPEND_CHANGE, history)
+    async def changed(self, user_id: str, since: int) -> AsyncIterator[Entry]:
+        """Keyset pages by (version, id) on records_user_version; no connection is held between
+        pages."""
+        where: str = "version > ?"
+        params: list[object] = [since]  # then: after the last (version, id) seen
+        while True:
+            async with self._read() as db:
+                rows = await db.execute_fetchall(
+                    f"{ENTRY} WHERE user_id = ? AND {where} ORDER BY version, id LIMIT ?",
+                    (user_id, *params, self._scan_batch),
+                )
+            batch = [Entry(*row) for row in rows]
+            for entry in batch:
+                yield entry
+            if len(batch) < self._scan_batch:
+                return
+            where, params = "(version, id) > (?, ?)", [batch[-1].version, batch[-1].id]
 
     async def fact_history(self, user_id: str, entity: str, attribute: str) -> list[FactChange]:
         async with self._read() as db:
@@ -233,13 +213,6 @@ class SQLiteStore:
                 (user_id, fact_key(entity), fact_key(attribute)),
             )
         return [row_change(row) for row in rows]
-
-    async def replace_with_summary(self, delete_ids: Sequence[str], summary: Record) -> None:
-        row, chunks = record_row(summary), _chunks(delete_ids)
-        async with self._write() as db:
-            # Delete first: a summary whose id is among delete_ids survives.
-            await self._delete(db, chunks)
-            await db.execute(_PUT, row)
 
     async def scan(self, user_id: str | None = None) -> AsyncIterator[Record]:
         """Batches of `scan_batch` by keyset (never an OFFSET, never the whole table): by

@@ -1,18 +1,32 @@
 """The storage seam: one protocol, two backends (SQLite default, PostgreSQL at scale).
 
 Every method is async; a backend owns its connections and its schema (migrations as an ordered
-list, applied by `open`). Writes that belong together happen in one transaction. Both backends
-run the same test suite (tests/memory/test_store.py is parametrized over them).
+list, applied by `open`). Every write is an `Op` (ops.py); `write(ops)` runs several in one
+transaction, and the named write methods are one op each. Both backends run the same test suite
+(tests/memory/test_store.py is parametrized over them).
+
+Versions (migration 4): each write transaction raises by one the version of every user whose
+records it writes or deletes, stamps the records it writes with it, and leaves a tombstone for
+each record it deletes. `version`, `changed` and `deleted` let any process bring a cache of one
+user's records up to date with the store, whoever wrote (nerve.memory.cache).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-from nerve.memory.model import FactChange, Kind, Record, Tier
+from nerve.memory.model import Entry, FactChange, Kind, Record, Tier
+from nerve.memory.ops import Op
 
-__all__ = ["MemoryStore", "Query"]
+__all__ = ["Deleted", "MemoryStore", "Query"]
+
+
+class Deleted(NamedTuple):
+    """Deletions after a version: the ids, and whether all of the user's records went."""
+
+    ids: list[str]
+    everything: bool
 
 
 class Query:
@@ -48,6 +62,10 @@ class MemoryStore(Protocol):
 
     async def close(self) -> None: ...
 
+    async def write(self, ops: Sequence[Op]) -> list[int]:
+        """Run `ops` in one transaction, in order; what each returned (delete counts, else 0).
+        Nothing is written when one of them fails."""
+
     async def put(self, records: Sequence[Record]) -> None:
         """Insert or replace (by id) all records in one transaction."""
 
@@ -77,5 +95,17 @@ class MemoryStore(Protocol):
         when either half fails)."""
 
     def scan(self, user_id: str | None = None) -> AsyncIterator[Record]:
-        """Every record (of one user, or all), for rebuilding the search index at start."""
+        """Every record (of one user, or all), in keyset pages (export, migrations)."""
         ...
+
+    async def version(self, user_id: str) -> int:
+        """The user's change version: 0 until their records are first written."""
+
+    def changed(self, user_id: str, since: int) -> AsyncIterator[Entry]:
+        """The user's records last written at a version after `since` (-1: every record), as
+        index entries, in keyset pages."""
+        ...
+
+    async def deleted(self, user_id: str, since: int) -> Deleted:
+        """What was deleted of the user's records at versions after `since`, as far as the
+        tombstones still tell (they are kept `codec.TOMBSTONE_SECONDS`)."""

@@ -91,7 +91,5 @@ async def summarize_session(
         created_at=old[-1].created_at,
     )  # fmt: skip
     replaced = [r.id for r in old] + ([before.id] if before else [])
-    await memory.store.replace_with_summary(replaced, summary)
-    memory.index.remove(replaced)
-    memory.index.add([summary])
+    await memory.store.replace_with_summary(replaced, summary)  # search sees it at once
     return summary

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from nerve.memory.codec import change_row, record_row
 from nerve.memory.model import FactChange, Record
+from nerve.memory.ops import Op
 from nerve.memory.store import MemoryStore
 
 __all__ = [
@@ -42,13 +43,6 @@ __all__ = [
 MARKER = "applying"
 ADDITIVE = ("touch", "put_fact")
 Touched = dict[int, list[tuple[str, float, int]]]  # touch index -> (id, accessed_at, count)
-
-
-@dataclass(slots=True, eq=False)
-class Op:
-    kind: str  # put | delete | delete_user | touch | put_fact | replace_with_summary
-    args: tuple[Any, ...]
-    count: int = 0  # what delete / delete_user returned once applied
 
 
 def encode(op: Op) -> bytes:

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from nerve.memory import walops
-from nerve.memory.model import FactChange, Record
-from nerve.memory.store import MemoryStore, Query
-from nerve.memory.walops import Op
+from nerve.memory.model import Entry, FactChange, Record
+from nerve.memory.ops import Op
+from nerve.memory.store import Deleted, MemoryStore, Query
 
 if TYPE_CHECKING:
     from nerve.memory.wal import WriteAheadLog
@@ -164,6 +164,28 @@ class WalStore:
         walops.check_record(summary)
         await self._log(Op("replace_with_summary", (list(delete_ids), summary)))
 
+    async def write(self, ops: Sequence[Op]) -> list[int]:
+        """Each op logged in turn (a WAL replays them in order; they are not one transaction)."""
+        counts = []
+        for op in ops:
+            a = op.args
+            if op.kind == "put":
+                await self.put(a[0])
+            elif op.kind == "delete":
+                counts.append(await self.delete(a[0]))
+                continue
+            elif op.kind == "delete_user":
+                counts.append(await self.delete_user(a[0]))
+                continue
+            elif op.kind == "touch":
+                await self.touch(a[0], a[1])
+            elif op.kind == "put_fact":
+                await self.put_fact(a[0], a[1])
+            else:
+                await self.replace_with_summary(a[0], a[1])
+            counts.append(0)
+        return counts
+
     async def _log(self, op: Op, *, applied: bool = False) -> int:
         payload = walops.encode(op)
         if len(self._unsealed) >= 4 * self.flush_records:  # the store lags behind: wait for it
@@ -202,6 +224,19 @@ class WalStore:
         await self.flush()
         async for record in self.store.scan(user_id):
             yield record
+
+    async def version(self, user_id: str) -> int:
+        await self._settle_for_read()
+        return await self.store.version(user_id)
+
+    async def deleted(self, user_id: str, since: int) -> Deleted:
+        await self._settle_for_read()
+        return await self.store.deleted(user_id, since)
+
+    async def changed(self, user_id: str, since: int) -> AsyncIterator[Entry]:
+        await self._settle_for_read()
+        async for entry in self.store.changed(user_id, since):
+            yield entry
 
     # -- applying ------------------------------------------------------------------------------
 
