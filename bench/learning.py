@@ -12,12 +12,17 @@ in the 500 before T, from T+500 to R, and from R+500 to the end; requests after 
 being the preferred candidate ("switch"); the time to react (requests after T until the next 20
 requests put at most 20% of their first calls on a, also in simulated seconds); calls that failed
 on a between T and R; the share of decisions led by a non-preferred candidate (exploration); the
-median cost of `order()`. A last table times `Gateway.plan` for a named 3-candidate route.
+median cost of `order()`. A table times `Gateway.plan` for a named 3-candidate route, with the
+in-process learner and (when the redis package is installed) the SharedLearner, whose order()
+never reaches Redis. With a Redis at --redis, the last table times the shared statistics:
+`observe()` in and out of process, and one flush (push the batch, pull every route) by the
+outcomes in its batch, with 3 routes of 3 candidates.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import random
 import statistics
@@ -27,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nerve.config import LearningConfig, RouteConfig, Target, parse_config
+from nerve.config import LearningConfig, RedisConfig, RouteConfig, Target, parse_config
 from nerve.gateway.core import Gateway
 from nerve.gateway.learning import Learner
 from nerve.gateway.outcome import Outcome
@@ -146,22 +151,37 @@ class _Provider:
         self.name, self.missing_key = name, False
 
 
-def plan_table(decisions: int) -> None:
+def shared_learner(url: str, prefix: str, routes: list[RouteConfig]) -> Any:
+    """A SharedLearner on its own SharedState (connects on first use), or None without redis."""
+    try:
+        from nerve.gateway.shared import SharedState
+        from nerve.gateway.shared_learner import SharedLearner
+    except ImportError:
+        return None
+    shared = SharedState(RedisConfig(url=url, key_prefix=prefix))
+    return SharedLearner(shared, LearningConfig(enabled=True), routes)
+
+
+def plan_table(decisions: int, url: str) -> None:
     print(f"\nGateway.plan(model='default'), 3 candidates, {decisions} decisions, µs")
     print(f"{'learning':<10}{'median':>10}{'p99':>10}")
-    for enabled in (False, True):
+    for name in ("off", "on", "on, shared"):
         data: dict[str, Any] = {
             "providers": [{"name": p, "base_url": "http://127.0.0.1:9/v1"} for p in "abc"],
             "routes": [ROUTE.model_dump()],
-            "learning": {"enabled": enabled},
+            "learning": {"enabled": name != "off"},
         }
         config = parse_config(data, environ={})
+        learner = shared_learner(url, "bench:", [ROUTE]) if name == "on, shared" else None
+        if name == "on, shared" and learner is None:
+            continue
         gateway = Gateway(
             config,
             {p: _Provider(p) for p in "abc"},  # type: ignore[misc]  # plan() never calls them
             breakers=Breakers.from_config(config.limits.breaker),
             cooldowns=Cooldowns(),
             stats=Stats(),
+            learner=learner,
         )
         body = {"model": "default", "messages": [{"role": "user", "content": "hi"}]}
         for key in ("a/m", "b/m", "c/m"):  # every candidate rated, so the budget is in play
@@ -176,10 +196,52 @@ def plan_table(decisions: int) -> None:
             gateway.plan(body)
             ns.append(time.perf_counter_ns() - start)
         ns.sort()
-        print(
-            f"{'on' if enabled else 'off':<10}{ns[len(ns) // 2] / 1000:>10.2f}"
-            f"{ns[int(len(ns) * 0.99)] / 1000:>10.2f}"
-        )
+        print(f"{name:<10}{ns[len(ns) // 2] / 1000:>10.2f}{ns[int(len(ns) * 0.99)] / 1000:>10.2f}")
+
+
+async def redis_table(url: str, runs: int) -> None:
+    routes = [ROUTE.model_copy(update={"name": f"r{i}"}) for i in range(3)]
+    learner = shared_learner(url, f"bench:{time.time_ns()}:", routes)
+    if learner is None:
+        print("\n(no redis package: the shared statistics are not timed)")
+        return
+    try:
+        await learner.shared.redis.ping()
+    except Exception as e:
+        print(f"\n(Redis at {url} is not reachable, {type(e).__name__}: the shared statistics are "
+              "not timed)")  # fmt: skip
+        return
+    local = Learner(LearningConfig(enabled=True), routes)
+    outcome = Outcome("r0", "a/m", True, 1.0, USAGE, 0.001, False, None, (), None, 0.0)
+    print(f"\nShared statistics in Redis at {url}, 3 routes x 3 candidates, median of {runs}")
+    for name, lrn in (("observe(), in process", local), ("observe(), shared", learner)):
+        ns = []
+        for _ in range(20_000):
+            start = time.perf_counter_ns()
+            lrn.observe(outcome)
+            ns.append(time.perf_counter_ns() - start)
+        print(f"{name:<34}{statistics.median(ns) / 1000:>10.2f} µs")
+    await learner.flush()
+    for batch in (0, 10, 100, 1000):
+        ns = []
+        for _ in range(runs):
+            for i in range(batch):
+                target = "abc"[i % 3]
+                learner.observe(Outcome(f"r{i % 3}", f"{target}/m", i % 7 > 0, 1.0, USAGE,
+                                        0.001, False, None, (), None, 0.0))  # fmt: skip
+                learner.order(f"r{i % 3}", tuple(ROUTE.targets))
+            start = time.perf_counter_ns()
+            await learner.flush()
+            ns.append(time.perf_counter_ns() - start)
+        print(f"{f'flush of {batch} outcomes':<34}{statistics.median(ns) / 1000:>10.1f} µs")
+    start = time.perf_counter_ns()
+    for _ in range(runs):
+        await learner.view()
+    print(
+        f"{'view() (GET /evolution)':<34}{(time.perf_counter_ns() - start) / runs / 1000:>10.1f} µs"
+    )
+    await learner.forget()
+    await learner.shared.close()
 
 
 def main(argv: Sequence[str] = sys.argv[1:]) -> None:
@@ -191,9 +253,11 @@ def main(argv: Sequence[str] = sys.argv[1:]) -> None:
     parser.add_argument("--degrade-at", type=int, default=2000, help="request T: a degrades")
     parser.add_argument("--recover-at", type=int, default=4000, help="request R: a recovers")
     parser.add_argument("--rps", type=float, default=10.0, help="simulated requests per second")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/15", help="for the last table")
     args = parser.parse_args(argv)
     mix_table(args.seeds, args.requests, args.degrade_at, args.recover_at, args.rps)
-    plan_table(20_000)
+    plan_table(20_000, args.redis)
+    asyncio.run(redis_table(args.redis, 200))
 
 
 if __name__ == "__main__":

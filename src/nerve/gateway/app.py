@@ -68,6 +68,7 @@ class GatewayState:
             breakers=self.breakers,
             cooldowns=self.cooldowns,
             stats=self.stats,
+            learner=self.resilience.learner(self.config),  # with redis.url: shared statistics
         )
         targets = [t for r in self.config.routes for t in r.targets]
         self.prober = Prober(self._gateway, targets, interval=self.config.probes.interval_seconds)

@@ -1,11 +1,12 @@
 """`GET /evolution` and `POST /evolution/reset` (SPEC GW-12): the learning router, inspected.
 
-GET returns `Learner.snapshot()`: per route, each candidate's calls, recent success rate,
-latency and cost EWMAs, score and share of recent first choices, plus the current preference,
-the configured order and the learning config. POST /evolution/reset forgets what was learnt,
-for one route (`{"route": "code"}`) or all (no body), and returns what it cleared. GET needs the
-API key like /stats; the reset needs the admin session like /stats/reset. The routes take a
-getter so they always reach the current gateway.
+GET returns `Learner.view()` (every replica's statistics with redis.url): per route, each
+candidate's calls, recent success rate, latency and cost EWMAs, score and share of recent first
+choices, plus the current preference, the configured order and the learning config.
+POST /evolution/reset forgets what was learnt (for every replica), for one route
+(`{"route": "code"}`) or all (no body), and returns what it cleared. GET needs the API key like
+/stats; the reset needs the admin session like /stats/reset. The routes take a getter so they
+always reach the current gateway.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def evolution_routes(state_getter: Callable[[], _State]) -> list[Route]:
         return endpoint
 
     async def evolution(state: _State, request: Request) -> dict[str, Any]:
-        return state.gateway.learner.snapshot()
+        return await state.gateway.learner.view()
 
     async def reset(state: _State, request: Request) -> dict[str, Any]:
         raw = await request.body()
@@ -70,7 +71,7 @@ def evolution_routes(state_getter: Callable[[], _State]) -> list[Route]:
         route = body.get("route") if isinstance(body, dict) else None
         if not isinstance(body, dict) or not isinstance(route, str | None):
             raise RequestError('expected {"route": "<name>"} or no body', param="route")
-        return {"previous": state.gateway.learner.reset(route)}
+        return {"previous": await state.gateway.learner.forget(route)}
 
     return [
         Route("/evolution", guarded(evolution), methods=["GET"]),

@@ -11,15 +11,17 @@ decision; the statistics and `snapshot()` (GET /evolution) work either way.
 
 The preference is recomputed lazily, once per new outcome, so order() costs a cached tuple plus
 (when the budget allows) one Thompson draw per candidate: about 1 µs cached, 3 µs otherwise
-(bench/learning.py). State is per process and lives on the Gateway; a reload hands the Learner
-to the new Gateway, which calls `configure`.
+(bench/learning.py). The state lives on the Gateway; a reload hands the Learner to the new
+Gateway, which calls `configure`. Without `redis.url` it is per process; with it the gateway's
+learner is a SharedLearner (shared_learner.py): the same state, kept as a view of the statistics
+in Redis that every replica adds to. /evolution goes through the async `view()` and `forget()`.
 """
 
 from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from nerve.config import LearningConfig, RouteConfig, Target
@@ -35,8 +37,8 @@ RECENT = 50  # outcomes kept for /evolution
 
 
 class _Route:
-    __slots__ = ("arms", "best", "by_key", "dirty", "explored", "firsts", "preferred", "scores",
-                 "stds", "targets", "window")  # fmt: skip
+    __slots__ = ("arms", "best", "by_key", "dirty", "explored", "firsts", "noted", "preferred",
+                 "scores", "sent", "stds", "targets", "window")  # fmt: skip
 
     def __init__(self, targets: tuple[Target, ...], previous: _Route | None) -> None:
         self.targets = targets
@@ -46,6 +48,7 @@ class _Route:
         self.window: deque[tuple[int, bool]] = deque()  # (first candidate's index, explored)
         self.firsts = [0] * len(targets)
         self.explored = 0
+        self.noted = self.sent = 0  # decisions made; of them, shared (shared_learner.py)
         self.dirty = True
         self.preferred: list[int] = list(range(len(targets)))
         self.best = targets
@@ -60,6 +63,16 @@ class _Route:
         self.window.append((first, explored))
         self.firsts[first] += 1
         self.explored += explored
+        self.noted += 1
+
+    def unsent(self) -> list[str]:
+        """The decisions not yet shared (at most a window's): first candidate, "*" if explored."""
+        n = min(self.noted - self.sent, len(self.window))
+        if n <= 0:
+            return []
+        keys = [a.key for a in self.arms]
+        return [("*" if explored else "") + keys[first] for first, explored in
+                list(self.window)[-n:]]  # fmt: skip
 
 
 class Learner:
@@ -120,11 +133,14 @@ class Learner:
         st.best = tuple([st.targets[i] for i in st.preferred])
         st.dirty = False
 
-    def reset(self, route: str | None = None) -> dict[str, Any]:
-        """Forget what was learnt (one route or all); returns the snapshot being cleared."""
+    def check(self, route: str | None) -> None:
         if route is not None and route not in self._routes:
             raise NotFound(f"unknown route {route!r}; known: {', '.join(self._routes)}",
                            param="route", code="route_not_found")  # fmt: skip
+
+    def reset(self, route: str | None = None) -> dict[str, Any]:
+        """Forget what was learnt (one route or all); returns the snapshot being cleared."""
+        self.check(route)
         previous = self.snapshot()
         for name, st in self._routes.items():
             if route is None or name == route:
@@ -133,37 +149,48 @@ class Learner:
             self.recent.clear()
         return previous
 
+    async def view(self) -> dict[str, Any]:
+        """What GET /evolution shows (a SharedLearner reads every replica's statistics)."""
+        return self.snapshot()
+
+    async def forget(self, route: str | None = None) -> dict[str, Any]:
+        """What POST /evolution/reset does (a SharedLearner resets it for every replica)."""
+        return self.reset(route)
+
     def snapshot(self) -> dict[str, Any]:
+        routes = {name: self._describe(st, st.arms, st.firsts, len(st.window), st.explored)
+                  for name, st in self._routes.items()}  # fmt: skip
+        return self._snapshot(routes, [o.to_dict() for o in reversed(self.recent)])
+
+    def _snapshot(self, routes: dict[str, Any], recent: list[Any]) -> dict[str, Any]:
+        return {"config": self.config.model_dump(), "window": WINDOW, "routes": routes,
+                "recent": recent}  # fmt: skip
+
+    def _describe(
+        self, st: _Route, arms: Sequence[Arm], firsts: Sequence[int], seen: int, explored: int
+    ) -> dict[str, Any]:
+        """One route's statistics, scores and preference: those of `arms` (of `st.targets`)."""
         c = self.config
-        routes: dict[str, Any] = {}
-        for name, st in self._routes.items():
-            if st.dirty:
-                self._rank(st)
-            seen = len(st.window)
-            candidates = {}
-            for i, arm in enumerate(st.arms):
-                evidence = arm.ok + arm.fail
-                candidates[arm.key] = {
-                    "calls": arm.calls,
-                    "errors": arm.errors,
-                    "recent_calls": round(evidence, 2),  # discounted: what the score weighs
-                    "success_rate": round(arm.ok / evidence, 4) if evidence > 1e-9 else None,
-                    "latency_ms": None if arm.latency is None else round(arm.latency * 1000, 3),
-                    "cost_per_call_usd": arm.cost,
-                    "score": round(st.scores[i], 4),
-                    "rated": arm.calls >= c.min_calls,
-                    "first_choice_share": round(st.firsts[i] / seen, 4) if seen else None,
-                }
-            routes[name] = {
-                "preference": [str(t) for t in st.best],
-                "configured": [str(t) for t in st.targets],
-                "decisions": seen,
-                "explored_share": round(st.explored / seen, 4) if seen else 0.0,
-                "candidates": candidates,
+        score, _ = scores(arms, c.latency_weight, c.cost_weight)
+        best = [str(st.targets[i]) for i in rank(arms, score, c.min_calls)]
+        candidates = {}
+        for i, arm in enumerate(arms):
+            evidence = arm.ok + arm.fail
+            candidates[arm.key] = {
+                "calls": arm.calls,
+                "errors": arm.errors,
+                "recent_calls": round(evidence, 2),  # discounted: what the score weighs
+                "success_rate": round(arm.ok / evidence, 4) if evidence > 1e-9 else None,
+                "latency_ms": None if arm.latency is None else round(arm.latency * 1000, 3),
+                "cost_per_call_usd": arm.cost,
+                "score": round(score[i], 4),
+                "rated": arm.calls >= c.min_calls,
+                "first_choice_share": round(firsts[i] / seen, 4) if seen else None,
             }
         return {
-            "config": c.model_dump(),
-            "window": WINDOW,
-            "routes": routes,
-            "recent": [o.to_dict() for o in reversed(self.recent)],
+            "preference": best,
+            "configured": [str(t) for t in st.targets],
+            "decisions": seen,
+            "explored_share": round(explored / seen, 4) if seen else 0.0,
+            "candidates": candidates,
         }

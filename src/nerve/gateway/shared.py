@@ -9,7 +9,8 @@ in-process state as the fallback. `SharedState` owns what they share:
 - a heartbeat: `{prefix}replica:<id>` with a 10 s TTL, refreshed every 2 s, and the count of live
   replicas (`{prefix}replicas`, a ZSET scored by last beat),
 - the stats flush: the local Stats is a delta buffer pushed to Redis every second
-  (shared_stats.py); /stats, /metrics and /cost-performance read every replica's sum,
+  (shared_stats.py); /stats, /metrics and /cost-performance read every replica's sum; the
+  learning router's statistics ride the same tick (`on_flush`, shared_learner.py),
 - the policy when Redis fails (`redis.on_error`): `local`, the in-process twins take over with
   the rate limits divided by the replicas last seen (N replicas still admit about one limit);
   `closed`, chat and fan-out requests get 503 `shared_state_unavailable`.
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from nerve.config import Config, RateConfig, RedisConfig
+    from nerve.gateway.learning import Learner
 
 __all__ = [
     "MISS",
@@ -140,6 +142,7 @@ class SharedState:
         self.flush_seconds = flush_seconds
         self._retry_at = 0.0
         self._after_beat: list[Callable[[], Awaitable[None]]] = []
+        self._on_flush: list[Callable[[], Awaitable[None]]] = []
         self._tasks: list[asyncio.Task[None]] = []
 
     # --- the policy -----------------------------------------------------------------------
@@ -198,6 +201,10 @@ class SharedState:
         """Run `hook` after each heartbeat that reached Redis (catch-up work, off the hot path)."""
         self._after_beat.append(hook)
 
+    def on_flush(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Run `hook` on each flush tick after the stats (it goes through `run` itself)."""
+        self._on_flush.append(hook)
+
     async def open(self) -> None:
         await self.beat()
         self._tasks = [
@@ -243,6 +250,8 @@ class SharedState:
 
     async def flush(self) -> None:
         await self.run(self.stats.flush)
+        for hook in self._on_flush:
+            await hook()
 
     async def _every(self, seconds: float, job: Callable[[], Awaitable[None]]) -> None:
         while True:
@@ -298,6 +307,16 @@ class Resilience:
         from nerve.gateway.shared_twins import SharedLimiter
 
         return SharedLimiter(self.shared, rate, clock=self.clock)
+
+    def learner(self, config: Config) -> Learner:
+        """The learning router: in-process, or a view of the statistics in Redis."""
+        if self.shared is None:
+            from nerve.gateway.learning import Learner
+
+            return Learner(config.learning, config.routes)
+        from nerve.gateway.shared_learner import SharedLearner
+
+        return SharedLearner(self.shared, config.learning, config.routes)
 
 
 def build_resilience(config: Config, stats: Stats, *, clock: Clock) -> Resilience:
