@@ -61,11 +61,12 @@ def texts() -> tuple[list[str], list[str]]:
     return turns, [qa["question"] for c in convs for qa in c["qa"]]
 
 
-def records(n: int, user: Callable[[int], str], pool: list[str], seed: int = 7) -> list[Record]:
-    rng = random.Random(seed)
+def records(first: int, n: int, user: Callable[[int], str], pool: list[str]) -> list[Record]:
+    """Records first..first+n-1 (the same ones on every run)."""
+    rng = random.Random(first)
     words = [t.split() for t in pool]
     out = []
-    for i in range(n):
+    for i in range(first, first + n):
         extra = rng.choice(words)
         text = rng.choice(pool) + " " + " ".join(rng.sample(extra, min(4, len(extra))))
         out.append(Record.make(
@@ -76,17 +77,22 @@ def records(n: int, user: Callable[[int], str], pool: list[str], seed: int = 7) 
     return out
 
 
-def mixed_user(n: int) -> Callable[[int], str]:
+def mixed_user(i: int) -> str:
     """Half the records are the big user's, the rest spread over USERS users."""
-    return lambda i: "big" if i % 2 == 0 else f"u{i % USERS}"
+    return "big" if i % 2 == 0 else f"u{i % USERS}"
+
+
+LAYOUTS: list[tuple[str, Callable[[int], str]]] = [
+    ("one user", lambda i: "big"),
+    (f"{USERS:,} users", lambda i: f"u{i % USERS}"),
+]
 
 
 async def fill(path: Path, n: int, user: Callable[[int], str], pool: list[str]) -> None:
     store = SQLiteStore(path)
     await store.open()
     for start in range(0, n, 20_000):
-        await store.put(records(min(20_000, n - start), lambda i: user(start + i), pool,
-                                seed=start))  # fmt: skip
+        await store.put(records(start, min(20_000, n - start), user, pool))
     await store.close()
 
 
@@ -105,7 +111,7 @@ def startup(sizes: list[int]) -> None:
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             db = Path(tmp) / "nerve.db"
-            asyncio.run(fill(db, n, mixed_user(n), pool))
+            asyncio.run(fill(db, n, mixed_user, pool))
             config = Path(tmp) / "nerve.yaml"
             config.write_text(json.dumps({"storage": {"url": f"sqlite:///{db}"},
                                           "probes": {"interval_seconds": 0}}))  # fmt: skip
@@ -122,10 +128,11 @@ def startup(sizes: list[int]) -> None:
                 rss = rss_mb(proc.pid)
                 body = {"user_id": "big", "query": questions[0]}
                 took = []
-                for _ in range(2):
-                    t0 = time.perf_counter()
-                    httpx.post(f"{url}/api/memory/recall", json=body, timeout=600).raise_for_status()
-                    took.append((time.perf_counter() - t0) * 1000)
+                with httpx.Client(timeout=600) as client:  # one client: no TLS setup per call
+                    for _ in range(2):
+                        t0 = time.perf_counter()
+                        client.post(f"{url}/api/memory/recall", json=body).raise_for_status()
+                        took.append((time.perf_counter() - t0) * 1000)
                 print(f"| {n:,} | {ready:.2f} | {rss:.0f} | {took[0]:,.0f} | {took[1]:.1f} "
                       f"| {rss_mb(proc.pid):.0f} |", flush=True)  # fmt: skip
             finally:
@@ -187,18 +194,14 @@ async def search(sizes: list[int], backends: list[str]) -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     for backend in backends:
         for n in sizes:
-            for layout, user in (("one user", lambda i: "big"),
-                                 (f"{USERS:,} users", lambda i: f"u{i % USERS}")):  # fmt: skip
+            for layout, user in LAYOUTS:
                 async with Place(backend) as where:
                     memory = await open_memory(backend, where)
                     for start in range(0, n, 20_000):
-                        await memory.store.put(records(min(20_000, n - start),
-                                               lambda i: user(start + i), pool, seed=start))  # fmt: skip
+                        await memory.store.put(records(start, min(20_000, n - start), user, pool))
                     await memory.close()
                     memory = await open_memory(backend, where)
-                    rng = random.Random(3)
-                    who = (lambda: "big") if layout == "one user" else (
-                        lambda: f"u{rng.randrange(USERS)}")  # fmt: skip
+                    who = _picker(layout == "one user")
                     t0 = time.perf_counter()
                     await memory.recall(who(), query=questions[0], touch=False)
                     cold = (time.perf_counter() - t0) * 1000
@@ -216,6 +219,12 @@ async def search(sizes: list[int], backends: list[str]) -> None:
                       f" | {took[int(0.95 * len(took))]:.2f} |", flush=True)  # fmt: skip
 
 
+def _picker(one_user: bool) -> Callable[[], str]:
+    """Whose records a query searches: the one user, or a random one of USERS."""
+    rng = random.Random(3)
+    return (lambda: "big") if one_user else (lambda: f"u{rng.randrange(USERS)}")
+
+
 async def writes(writer_counts: list[int], backends: list[str], runs: int, seconds: float) -> None:
     print("| backend | acknowledged after | writers | writes/s (median) |")
     print("| --- | --- | --- | --- |")
@@ -229,8 +238,9 @@ async def writes(writer_counts: list[int], backends: list[str], runs: int, secon
                     rates.append(await _write_rate(memory, writers, seconds))
                     await memory.close()
             how = "WAL fsync" if wal else "commit (group)"
-            print(f"| {backend} | {how} | {writers} | {statistics.median(rates):,.0f} |",
-                  flush=True)
+            print(
+                f"| {backend} | {how} | {writers} | {statistics.median(rates):,.0f} |", flush=True
+            )
 
 
 async def _write_rate(memory: Memory, writers: int, seconds: float) -> float:

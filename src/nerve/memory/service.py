@@ -21,9 +21,9 @@ from typing import Any, cast
 import orjson
 
 from nerve.errors import RequestError
+from nerve.memory.cache import SearchCache
 from nerve.memory.decay import decayed_score, ranked_score
 from nerve.memory.events import EVENT_IMPORTANCE, validate_event
-from nerve.memory.cache import SearchCache
 from nerve.memory.index import SearchIndex
 from nerve.memory.model import TIERS, FactChange, Kind, Record, Tier, fact_id
 from nerve.memory.store import MemoryStore, Query

@@ -155,7 +155,7 @@ class SQLiteStore(Writes):
         at = time.time()
         async with self._write() as db:
             counts = await sqlite_writes.write(db, ops, at)
-            if at - self._pruned > 3600:  # tombstones older than any cache may still need
+            if at - self._pruned > 3600:  # hourly: drop the tombstones no cache can still need
                 await db.execute("DELETE FROM tombstones WHERE at < ?", (at - TOMBSTONE_SECONDS,))
                 self._pruned = at
         return counts
