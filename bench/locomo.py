@@ -1,4 +1,5 @@
-"""Memory search quality and cost on LoCoMo (SPEC ME-2, ME-6). Run: python bench/locomo.py
+"""Memory search quality on LoCoMo, tuned on some conversations, held out on others (SPEC ME-2,
+ME-6). Run: python bench/locomo.py [--index-only] [--search] [--cost 100000]
 
 Quality: each LoCoMo conversation is one user; every turn is stored as a Record (kind "turn", one
 session per LoCoMo session, data {speaker, text, date}, created_at the session's date). Each
@@ -9,31 +10,37 @@ given, after splitting the few that hold several ids in one string and fixing `D
 typos; questions without evidence are skipped. The data is read from --data and never copied
 into the repo (LoCoMo is CC BY-NC 4.0).
 
-Cost (--cost 10000,100000,1000000): one user with that many synthetic turns made by mixing
-LoCoMo turns, in sessions of 20; add throughput, search latency (the LoCoMo questions as queries),
-remove throughput and resident memory. bm25s, when installed, is timed on the same corpus for
-comparison: a bench-only comparison, never a dependency of nerve.
+Honest figures: the conversations are split into a tune part (--tune, default 1-3) and a
+held-out part (--held-out, default 4-5), each reported on its own. Choose settings by the tune
+part only; the held-out figure is the one that counts. --search does exactly that: a coordinate
+search over the knobs (bench/locomo_search.py) scored on the tune part alone, then the chosen
+setting's held-out table, computed once, and an ablation of each signal.
 
-Ablations: --no-context, --context 0.5,0.35,0.2, --captions (adds the image captions LoCoMo
-ships with shared photos to the stored data), --k1, --b. --dense adds the embeddings channel
-(needs the extra `embeddings`; its add and search times include embedding on the CPU).
+Knobs (the shipped defaults unless given): --k1, --b, --context 0.5,0.25 / --no-context,
+--session W (session-level BM25 blended in), --speaker B (turns of a speaker the question names),
+--no-stop-words, --captions (adds the image captions LoCoMo ships with shared photos to the
+stored data). Without --index-only the measure runs through nerve's public API (`Memory` on
+SQLite, the shipped defaults only). --dense adds the embeddings channel (extra `embeddings`).
+--cost 10000,100000 times one big user (bench/locomo_cost.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
 import re
 import statistics
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from nerve.memory import bm25
+from nerve.memory.bm25 import UserIndex
 from nerve.memory.index import CONTEXT, SearchIndex
 from nerve.memory.model import Record
 
@@ -42,9 +49,61 @@ KS = (5, 10, 25)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 EVIDENCE = re.compile(r"D\d+:\d+")
 
+Conversation = tuple[list[Record], list[dict[str, Any]]]
 
-def read(path: Path, captions: bool) -> list[tuple[list[Record], list[dict[str, Any]]]]:
-    """(records, questions) for each conversation."""
+
+@dataclass(frozen=True)
+class Setting:
+    """The knobs of the lexical index; the defaults are what nerve ships."""
+
+    k1: float = bm25.K1
+    b: float = bm25.B
+    context: tuple[float, ...] = CONTEXT
+    session: float = bm25.SESSION
+    speaker: float = bm25.SPEAKER
+    stop_words: bool = True
+
+    def shipped(self) -> bool:
+        return (self.session, self.speaker, self.stop_words) == (
+            bm25.SESSION, bm25.SPEAKER, True
+        )  # fmt: skip
+
+    def __str__(self) -> str:
+        context = ",".join(f"{w:g}" for w in self.context) or "none"
+        return (
+            f"k1 {self.k1:g}, b {self.b:g}, context {context}, session {self.session:g}, "
+            f"speaker {self.speaker:g}, stop words {'on' if self.stop_words else 'off'}"
+        )
+
+
+class Tuned:
+    """SearchIndex's per-user dispatch over UserIndex with every knob exposed."""
+
+    def __init__(self, setting: Setting) -> None:
+        self.setting = setting
+        self.users: dict[str, UserIndex] = {}
+
+    def add(self, records: Iterable[Record]) -> None:
+        s = self.setting
+        for record in records:
+            user = self.users.get(record.user_id)
+            if user is None:
+                user = self.users[record.user_id] = UserIndex(
+                    s.k1, s.b, s.context, session=s.session, speaker=s.speaker,
+                    stop_words=s.stop_words,
+                )  # fmt: skip
+            user.add(record)
+
+    def search(self, user_id: str, query: str, k: int) -> list[tuple[str, float]]:
+        user = self.users.get(user_id)
+        return user.search(query, k, None) if user else []
+
+    def __len__(self) -> int:
+        return sum(len(u.slot_of) for u in self.users.values())
+
+
+def read(path: Path, captions: bool) -> list[Conversation]:
+    """(records, questions) for each conversation, in file order."""
     out = []
     for conv in json.loads(path.read_text(encoding="utf-8")):
         user, talk = conv["sample_id"], conv["conversation"]
@@ -59,88 +118,91 @@ def read(path: Path, captions: bool) -> list[tuple[list[Record], list[dict[str, 
                     data["shared"] = turn["blip_caption"]
                 records.append(
                     Record.make(
-                        id=f"{user}/{turn['dia_id']}",
-                        user_id=user,
-                        tier="episodic",
-                        intent="chat",
-                        kind="turn",
-                        session_id=f"{user}/{n}",
-                        data=data,
-                        importance=0.5,
-                        created_at=at + i,  # turn order within the session
+                        id=f"{user}/{turn['dia_id']}", user_id=user, tier="episodic",
+                        intent="chat", kind="turn", session_id=f"{user}/{n}", data=data,
+                        importance=0.5, created_at=at + i,  # turn order within the session
                     )
-                )
+                )  # fmt: skip
             n += 1
         questions = []
         for qa in conv["qa"]:
             ids = EVIDENCE.findall(" ".join(qa["evidence"]).replace("D:", "D"))
             if qa["category"] in CATEGORIES and ids:
-                questions.append(
-                    {
-                        "user": user,
-                        "q": qa["question"],
-                        "cat": qa["category"],
-                        "evidence": [f"{user}/{i}" for i in ids],
-                    }
-                )
+                questions.append({
+                    "user": user, "q": qa["question"], "cat": qa["category"],
+                    "evidence": [f"{user}/{i}" for i in ids],
+                })  # fmt: skip
         out.append((records, questions))
     return out
 
 
-Recall = dict[int, dict[int | str, list[float]]]
+def numbers(spec: str) -> list[int]:
+    """'1-3' or '4,5' -> 1-based conversation numbers."""
+    out: list[int] = []
+    for part in spec.split(","):
+        first, _, last = part.partition("-")
+        out.extend(range(int(first), int(last or first) + 1))
+    return out
 
 
-def count(recall: Recall, qa: dict[str, Any], ranked: list[str]) -> None:
-    """Add one question's evidence recall at each k."""
-    for k in KS:
-        share = len(set(ranked[:k]) & set(qa["evidence"])) / len(qa["evidence"])
-        recall[k][qa["cat"]].append(share)
-        recall[k]["all"].append(share)
+class Recall:
+    """Evidence recall at each k, per category and overall, plus ms per query."""
+
+    def __init__(self) -> None:
+        self.shares: dict[int, dict[int | str, list[float]]] = {k: defaultdict(list) for k in KS}
+        self.ms: list[float] = []
+
+    def count(self, qa: dict[str, Any], ranked: list[str], ms: float) -> None:
+        for k in KS:
+            share = len(set(ranked[:k]) & set(qa["evidence"])) / len(qa["evidence"])
+            self.shares[k][qa["cat"]].append(share)
+            self.shares[k]["all"].append(share)
+        self.ms.append(ms)
+
+    def at(self, k: int = 10, cat: int | str = "all") -> float:
+        return statistics.fmean(self.shares[k][cat])
+
+    def table(self, title: str) -> None:
+        print(f"{title}\n\n| category | questions | R@5 | R@10 | R@25 |")
+        print("| --- | --- | --- | --- | --- |")
+        for cat in [*CATEGORIES, "all"]:
+            name = f"{cat} {CATEGORIES[cat]}" if isinstance(cat, int) else "**all**"
+            cells = " | ".join(f"{self.at(k, cat):.3f}" for k in KS)
+            print(f"| {name} | {len(self.shares[5][cat])} | {cells} |")
+        ms = sorted(self.ms)
+        p95 = ms[int(0.95 * len(ms))]
+        print(f"\n{len(ms)} queries: {statistics.fmean(ms):.2f} ms/query, p95 {p95:.2f}\n")
 
 
-def table(recall: Recall) -> None:
-    print("| category | questions | R@5 | R@10 | R@25 |")
-    print("| --- | --- | --- | --- | --- |")
-    for cat in [*CATEGORIES, "all"]:
-        name = f"{cat} {CATEGORIES[cat]}" if isinstance(cat, int) else "**all**"
-        cells = " | ".join(f"{statistics.fmean(recall[k][cat]):.3f}" for k in KS)
-        print(f"| {name} | {len(recall[5][cat])} | {cells} |")
-
-
-def quality(convs: list[tuple[list[Record], list[dict[str, Any]]]], index: SearchIndex) -> None:
+def quality(convs: list[Conversation], index: SearchIndex | Tuned) -> Recall:
     for records, _ in convs:
         index.add(records)
-    recall: dict[int, dict[int | str, list[float]]] = {k: defaultdict(list) for k in KS}
-    took = []
+    recall = Recall()
     for _, questions in convs:
         for qa in questions:
             start = time.perf_counter()
             hits = index.search(qa["user"], qa["q"], max(KS))
-            took.append(time.perf_counter() - start)
-            count(recall, qa, [record_id for record_id, _ in hits])
-    table(recall)
-    ms = sorted(t * 1000 for t in took)
-    mean, p95 = statistics.fmean(ms), ms[int(0.95 * len(ms))]
-    print(f"\n{len(ms)} queries over {len(index)} records: {mean:.2f} ms/query, p95 {p95:.2f}\n")
+            ms = (time.perf_counter() - start) * 1000
+            recall.count(qa, [record_id for record_id, _ in hits], ms)
+    return recall
 
 
-def through_api(convs: list[tuple[list[Record], list[dict[str, Any]]]]) -> None:
-    """The same measure through nerve's public Python API: `Memory` on SQLite with the WAL on."""
+def through_api(convs: list[Conversation]) -> Recall:
+    """The same measure through nerve's public Python API: `Memory` on SQLite."""
     import asyncio
     import tempfile
 
     from nerve.config import parse_config
     from nerve.memory import build_memory
 
-    async def run() -> None:
+    async def run() -> Recall:
         with tempfile.TemporaryDirectory() as tmp:
             config = parse_config({"storage": {"url": f"sqlite:///{tmp}/bench.db"}}, environ={})
             memory = build_memory(config, environ={})
             await memory.open()
             dia: dict[str, str] = {}  # nerve's id -> the LoCoMo turn id
-            start = time.perf_counter()
             for records, _ in convs:
-                for i in range(0, len(records), 200):  # concurrent writers share WAL fsyncs
+                for i in range(0, len(records), 200):  # concurrent writers share commits
                     batch = records[i : i + 200]
                     stored = await asyncio.gather(*(
                         memory.store_memory(
@@ -150,188 +212,85 @@ def through_api(convs: list[tuple[list[Record], list[dict[str, Any]]]]) -> None:
                         ) for r in batch
                     ))  # fmt: skip
                     dia.update((s.id, r.id) for s, r in zip(stored, batch, strict=True) if s.id)
-            wrote = time.perf_counter() - start
-            recall: dict[int, dict[int | str, list[float]]] = {k: defaultdict(list) for k in KS}
-            took = []
+            recall = Recall()
             for _, questions in convs:
                 for qa in questions:
                     t0 = time.perf_counter()
                     found = await memory.recall(qa["user"], query=qa["q"], limit=max(KS))
-                    took.append(time.perf_counter() - t0)
-                    count(recall, qa, [dia[x.record.id] for x in found])
+                    ms = (time.perf_counter() - t0) * 1000
+                    recall.count(qa, [dia[x.record.id] for x in found], ms)
             await memory.close()
-        table(recall)
-        ms = sorted(t * 1000 for t in took)
-        print(
-            f"\n{len(dia)} turns stored in {wrote:.1f} s ({len(dia) / wrote:.0f}/s, "
-            f"acknowledged through the WAL); {len(ms)} recalls: "
-            f"{statistics.fmean(ms):.2f} ms mean, p95 {ms[int(0.95 * len(ms))]:.2f} ms\n"
-        )
+            return recall
 
-    asyncio.run(run())
-
-
-def synthetic(pool: list[str], n: int, seed: int = 7) -> list[Record]:
-    """n turns of one user: each a LoCoMo turn with a few words of another, 20 to a session."""
-    rng = random.Random(seed)
-    words = [text.split() for text in pool]
-    start = 1.6e9
-    out = []
-    for i in range(n):
-        extra = rng.choice(words)
-        text = rng.choice(pool) + " " + " ".join(rng.sample(extra, min(4, len(extra))))
-        out.append(
-            Record.make(
-                id=f"r{i}",
-                user_id="u",
-                tier="episodic",
-                intent="chat",
-                kind="turn",
-                session_id=f"s{i // 20}",
-                data={"speaker": rng.choice(("Ann", "Bo")), "text": text},
-                importance=0.5,
-                created_at=start + i * 60,
-            )
-        )
-    return out
-
-
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def timed(run: Callable[[], object], repeat: int) -> list[float]:
-    out = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        out.append((time.perf_counter() - start) * 1000)
-    return sorted(out)
-
-
-def cost(convs: list[tuple[list[Record], list[dict[str, Any]]]], sizes: list[int]) -> None:
-    pool = [r.data["text"] for records, _ in convs for r in records]
-    queries = [qa["q"] for _, questions in convs for qa in questions]
-    print(
-        "| records | add rec/s (bulk) | add rec/s (one at a time) | search p50 ms | p95 ms "
-        "| max ms | remove rec/s | RSS MB |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for n in sizes:
-        records = synthetic(pool, n)
-        base = rss_mb()
-        index = SearchIndex()
-        start = time.perf_counter()
-        index.add(records[: n - 1000])
-        bulk = (n - 1000) / (time.perf_counter() - start)
-        start = time.perf_counter()
-        for record in records[n - 1000 :]:
-            index.add([record])
-        single = 1000 / (time.perf_counter() - start)
-        memory = rss_mb() - base
-        lat = []
-        for q in queries:
-            start = time.perf_counter()
-            index.search("u", q, 25)
-            lat.append((time.perf_counter() - start) * 1000)
-        lat.sort()
-        doomed = [r.id for r in random.Random(1).sample(records, 1000)]
-        start = time.perf_counter()
-        index.remove(doomed)
-        removed = 1000 / (time.perf_counter() - start)
-        p50, p95 = lat[len(lat) // 2], lat[int(0.95 * len(lat))]
-        print(
-            f"| {n:,} | {bulk:,.0f} | {single:,.0f} | {p50:.2f} | {p95:.2f} | {lat[-1]:.1f} "
-            f"| {removed:,.0f} | {memory:,.0f} |",
-            flush=True,
-        )
-        del index
-        bm25s_row(records, queries)
-
-
-def bm25s_row(records: list[Record], queries: list[str]) -> None:
-    """The same corpus in bm25s (sparse matrix, rebuilt from scratch on every change)."""
-    try:
-        import bm25s  # type: ignore[import-untyped]
-        import Stemmer
-    except ImportError:
-        return
-    stemmer = Stemmer.Stemmer("english")
-    texts = [r.text for r in records]
-    start = time.perf_counter()
-    tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
-    retriever = bm25s.BM25()
-    retriever.index(tokens, show_progress=False)
-    build = time.perf_counter() - start
-    lat = []
-    for q in queries:
-        start = time.perf_counter()
-        qt = bm25s.tokenize([q], stopwords="en", stemmer=stemmer, show_progress=False)
-        retriever.retrieve(qt, k=25, show_progress=False)
-        lat.append((time.perf_counter() - start) * 1000)
-    lat.sort()
-    print(
-        f"| ↳ bm25s, no context | full rebuild {len(records) / build:,.0f} rec/s "
-        f"({build:.2f} s) | - | {lat[len(lat) // 2]:.2f} | {lat[int(0.95 * len(lat))]:.2f} "
-        f"| {lat[-1]:.1f} | - | - |",
-        flush=True,
-    )
+    return asyncio.run(run())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "locomo")
-    parser.add_argument("--file", default="locomo_dev.json")
-    parser.add_argument(
-        "--context",
-        default=",".join(map(str, CONTEXT)),
-        help="weights of the turns 1, 2, ... places away",
-    )
-    parser.add_argument("--no-context", action="store_true")
-    parser.add_argument("--captions", action="store_true", help="store image captions too")
-    parser.add_argument("--k1", type=float, default=1.2)
-    parser.add_argument("--b", type=float, default=0.75)
-    parser.add_argument(
-        "--dense",
-        type=float,
-        metavar="WEIGHT",
-        nargs="?",
-        const=0.5,
-        help="fuse MiniLM embeddings at this weight (default 0.5)",
-    )
-    parser.add_argument("--cost", help="comma-separated record counts, e.g. 10000,100000")
-    parser.add_argument(
-        "--index-only", action="store_true",
-        help="measure the search index alone, not through the Memory API (SQLite + WAL)",
-    )  # fmt: skip
+    add = parser.add_argument
+    add("--data", type=Path, default=ROOT.parent / "shared" / "data" / "locomo")
+    add("--file", default="locomo_dev.json")
+    add("--tune", default="1-3", help="conversations to tune on (1-based), e.g. 1-3")
+    add("--held-out", default="4-5", help="conversations held out, e.g. 4-5")
+    add("--search", action="store_true", help="tune the knobs on --tune, report --held-out once")
+    add("--context", default=",".join(map(str, CONTEXT)), help="weights 1, 2, ... turns away")
+    add("--no-context", action="store_true")
+    add("--k1", type=float, default=bm25.K1)
+    add("--b", type=float, default=bm25.B)
+    add("--session", type=float, default=bm25.SESSION, help="weight of the session's score")
+    add("--speaker", type=float, default=bm25.SPEAKER, help="boost of the named speaker's turns")
+    add("--no-stop-words", action="store_true")
+    add("--captions", action="store_true", help="store image captions too")
+    add("--dense", type=float, metavar="WEIGHT", nargs="?", const=0.5, help="fuse MiniLM")
+    add("--cost", help="comma-separated record counts, e.g. 10000,100000")
+    add("--index-only", action="store_true", help="the search index alone, not through Memory")
     args = parser.parse_args()
     path = args.data / args.file
     if not path.exists():
         sys.exit(f"{path} not found: pass --data DIR (LoCoMo is not bundled with nerve)")
     convs = read(path, args.captions)
+    parts = {"tune": numbers(args.tune), "held-out": numbers(args.held_out)}
+    if set(parts["tune"]) & set(parts["held-out"]):
+        sys.exit("--tune and --held-out must not share a conversation")
+    split = {name: [convs[n - 1] for n in nums] for name, nums in parts.items()}
     context = () if args.no_context else tuple(float(w) for w in args.context.split(","))
-    dense = None
-    if args.dense is not None:
+    setting = Setting(args.k1, args.b, context, args.session, args.speaker, not args.no_stop_words)
+    if args.search:
+        from locomo_search import search  # bench/ is on sys.path: run as a script
+
+        search(split["tune"], split["held-out"], lambda s, c: quality(c, Tuned(s)), setting)
+    else:
+        print(f"### LoCoMo evidence recall, {path.name}: {setting}, dense {args.dense or 'no'}\n")
+        if not args.index_only and args.dense is None:
+            print("Through the public API: Memory.store_memory / Memory.recall, SQLite.\n")
+        for name, part in split.items():
+            recall = measure(part, setting, args.index_only, args.dense)
+            recall.table(f"#### {name}: conversations {getattr(args, name.replace('-', '_'))}")
+    if args.cost:
+        from locomo_cost import cost
+
+        print("### Cost, one user\n")
+        pool = [(r.data["speaker"], r.data["text"]) for records, _ in convs for r in records]
+        queries = [qa["q"] for _, questions in convs for qa in questions]
+        cost(pool, queries, [int(n) for n in args.cost.split(",")])
+
+
+def measure(
+    part: list[Conversation], setting: Setting, index_only: bool, dense: float | None
+) -> Recall:
+    if dense is not None:
         from nerve.memory.dense import DenseIndex, minilm
 
-        dense = DenseIndex(minilm(), weight=args.dense)
-    print(
-        f"### LoCoMo evidence recall, {path.name}, context {context or 'none'}, "
-        f"dense {args.dense or 'no'}\n"
-    )
-    start = time.perf_counter()
-    if args.index_only or dense is not None:
-        quality(convs, SearchIndex(k1=args.k1, b=args.b, context=context, dense=dense))
-    else:
-        print("Through the public API: Memory.store_memory / Memory.recall, SQLite, WAL on.\n")
-        through_api(convs)
-    print(f"whole run (adding included): {time.perf_counter() - start:.1f} s\n")
-    if args.cost:
-        print("### Cost, one user\n")
-        cost(convs, [int(n) for n in args.cost.split(",")])
+        channel = DenseIndex(minilm(), weight=dense)
+        c = setting
+        return quality(part, SearchIndex(k1=c.k1, b=c.b, context=c.context, dense=channel))
+    if not index_only:
+        if setting != Setting():
+            sys.exit("knobs apply to --index-only; the API runs what nerve ships")
+        return through_api(part)
+    if setting.shipped():
+        return quality(part, SearchIndex(k1=setting.k1, b=setting.b, context=setting.context))
+    return quality(part, Tuned(setting))
 
 
 if __name__ == "__main__":

@@ -225,10 +225,13 @@ def _picker(one_user: bool) -> Callable[[], str]:
     return (lambda: "big") if one_user else (lambda: f"u{rng.randrange(USERS)}")
 
 
-async def writes(writer_counts: list[int], backends: list[str], runs: int, seconds: float) -> None:
+async def writes(
+    writer_counts: list[int], backends: list[str], runs: int, seconds: float, postgres_wal: bool
+) -> None:
     print("| backend | acknowledged after | writers | writes/s (median) |")
     print("| --- | --- | --- | --- |")
-    setups = [(b, wal) for b in backends for wal in ((False, True) if b == "sqlite" else (False,))]
+    walled = ("sqlite", "postgres") if postgres_wal else ("sqlite",)
+    setups = [(b, wal) for b in backends for wal in ((False, True) if b in walled else (False,))]
     for backend, wal in setups:
         for writers in writer_counts:
             rates = []
@@ -268,6 +271,10 @@ def main() -> None:
     parser.add_argument("--writers", default="1,8,64")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument(
+        "--postgres-wal", action="store_true",
+        help="also PostgreSQL behind the file WAL (older checkouts only: now refused)",
+    )  # fmt: skip
     args: Any = parser.parse_args()
     backends = args.backends.split(",")
     if args.what == "startup":
@@ -277,7 +284,7 @@ def main() -> None:
                            backends))  # fmt: skip
     else:
         asyncio.run(writes([int(w) for w in args.writers.split(",")], backends, args.runs,
-                           args.seconds))  # fmt: skip
+                           args.seconds, args.postgres_wal))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -75,6 +75,23 @@ async def test_record_event_is_kept_and_found_in_the_session_context(call: Call)
     assert "add pagination to GET /users" in context["prompt_block"]
 
 
+async def test_memory_context_carries_a_past_sessions_digest_to_mcp_clients(call: Call) -> None:
+    """ME-6: the structured digest of a recent session survives the MCP result model."""
+    for kind, payload in (
+        ("outcome_task", {"task": "fix KeyError in login"}),
+        ("eye_read", {"path": "app/login.py"}),
+        ("body_bash", {"command": "pytest -q", "exit_code": 0}),
+        ("outcome_done", {"score": 0.9, "summary": "guarded the lookup"}),
+    ):
+        await call("record_event", user_id="asha", session_id="s1", type=kind, payload=payload)
+    context = _content(await call("memory_context", user_id="asha", session_id="s2"))
+    [item] = [i for i in context["items"] if i["source"] == "recent_session"]
+    assert item["session"]["task"] == "fix KeyError in login"
+    assert item["session"]["score"] == 0.9
+    assert "app/login.py" in item["session"]["read"]
+    assert "pytest -q" in str(item["session"]["commands"])
+
+
 async def test_store_fact_keeps_the_latest_value(call: Call) -> None:
     first = _content(await call("store_fact", user_id="asha", entity="asha", attribute="city",
                                 value="Chennai", importance=0.9, session_id="s1"))  # fmt: skip

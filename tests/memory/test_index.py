@@ -272,3 +272,9 @@ def test_an_allowed_callback_that_raises_leaves_the_index_usable(index: SearchIn
     index.add([rec("new", "Melanie bought a kiln")])
     assert ids(index.search("u1", "kiln", 5)) == ["new"]
     del caught
+
+
+def test_stop_words_can_be_kept() -> None:
+    """ME-2: function words are dropped by default (they cost recall on LoCoMo), kept on request."""
+    assert terms("what is the plan") == ["plan"]
+    assert terms("what is the plan", frozenset()) == ["what", "is", "the", "plan"]

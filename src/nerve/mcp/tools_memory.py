@@ -61,6 +61,9 @@ class RecallOut(BaseModel):
 class ContextItemOut(RecordOut):
     source: Literal["active_task", "recent_session", "fact", "search"]
     text: str
+    session: dict[str, Any] | None = Field(
+        None, description="a recent session's digest: task, outcome, score, files, commands"
+    )
 
 
 class ContextOut(BaseModel):

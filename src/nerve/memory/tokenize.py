@@ -65,14 +65,15 @@ def _split(word: str) -> list[str]:
     return out
 
 
-def terms(text: str) -> list[str]:
-    """The index terms of `text`, in order, repeats kept (they are term frequencies)."""
+def terms(text: str, stop_words: frozenset[str] = STOP_WORDS) -> list[str]:
+    """The index terms of `text`, in order, repeats kept (they are term frequencies);
+    `stop_words` are dropped (pass an empty set to keep every word)."""
     words: list[str] = []
     for word in _WORD.findall(_fold(text)):
         if "'" in word or "’" in word:
             word = word.replace("’", "'")
             word = (word[:-2] if word.endswith("'s") else word).replace("'", "")
-        if word in STOP_WORDS:
+        if word in stop_words:
             continue
         if word.isascii():
             words.append(word)
