@@ -175,8 +175,10 @@ class LearningConfig(_Strict):  # GW-12: outcomes are always recorded; reorderin
 
 class AdminConfig(_Strict):  # the admin panel (AD-1..4); password: $NERVE_ADMIN_PASSWORD only
     enabled: bool = True
-    state_dir: str = ".nerve"  # admin.json (0600): password hash, session signing secret
-    event_log: str = ".nerve/events.jsonl"  # the JSONL event log (AD-4); "" keeps it in memory
+    state_dir: str = ".nerve"  # where an older nerve's admin.json is adopted from (now: the store)
+    # The event log (AD-4). None: the shared one, the PostgreSQL table `event_log` or, with
+    # SQLite, events.jsonl beside the database file; a path: that JSONL file; "": memory only.
+    event_log: str | None = None
     session_hours: float = Field(24, gt=0, le=720)
 
 

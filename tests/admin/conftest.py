@@ -1,5 +1,6 @@
 """Admin fixtures: a NerveApp built from a real config file, its lifespan running, and httpx
-clients that reach it in process from a chosen address and scheme."""
+clients that reach it in process from a chosen address and scheme; `backend`/`storage_url`
+(tests/memory/conftest.py) for the tests of the stores on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import httpx
 import pytest
 
 from nerve.config import load_config
+from nerve.events import JsonlFile
 from nerve.gateway.resilience import ManualClock
 from nerve.secrets import encrypt, generate_key
 from nerve.server import NerveApp, build_app
 from tests.fakes.upstream import FakeUpstream
+from tests.memory.conftest import backend, postgres_schema, storage_url  # noqa: F401 - fixtures
 
 PASSWORD = "correct horse battery staple"
 LITERAL_KEY = "sk-secret-123"
@@ -61,7 +64,10 @@ class Harness:
 
     @property
     def events_file(self) -> Path:
-        return Path(self.app.config.admin.event_log)
+        """The shared JSONL log: beside the SQLite database (storage.url's default here)."""
+        sink = self.app.admin.events.sink
+        assert isinstance(sink, JsonlFile)
+        return sink.path
 
 
 @pytest.fixture

@@ -166,7 +166,7 @@ async def test_setting_a_key_stores_only_ciphertext_and_applies_it(
     assert upstream.wait_for_requests(1)[0].headers["authorization"] == f"Bearer {new_key}"
     on_disk = admin.path.read_text()
     assert LITERAL_KEY not in on_disk and "# a literal key" in on_disk
-    admin.app.admin.events.flush()
+    await admin.app.admin.events.flush()
     for file, data in files_under(tmp_path):
         assert new_key.encode() not in data and b"sk-vault-rotated-1" not in data, file
     assert admin.app.config.provider("primary").api_key == new_key
@@ -180,4 +180,5 @@ async def test_calls_are_logged_after_a_reload_made_outside_the_panel(admin: Har
     await admin.app.reload()
     async with admin.client() as client:
         assert (await chat(client)).headers["x-nerve-model"] == "m4"
-    assert [e["kind"] for e in admin.app.admin.events.recent(kinds={"CALL"})] == ["CALL"]
+    calls = await admin.app.admin.events.recent(kinds={"CALL"})
+    assert [e["kind"] for e in calls] == ["CALL"]

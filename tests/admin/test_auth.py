@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import json
-import stat
-from pathlib import Path
 
 import pytest
 
-from nerve.admin.auth import AdminAuth
-from nerve.errors import AuthError
-from nerve.gateway.resilience import ManualClock
 from tests.admin.conftest import PASSWORD, Harness
 
 PROTECTED = [
@@ -172,35 +167,3 @@ async def test_changes_need_json_and_the_same_origin(admin: Harness) -> None:
         same_origin = {"origin": "http://localhost"}
         same = await client.post("/admin/api/reload", json={}, headers=same_origin)
         assert same.status_code == 200
-
-
-def test_a_generated_password_is_printed_once_and_stored_only_hashed(tmp_path: Path) -> None:
-    """AD-2: without $NERVE_ADMIN_PASSWORD one is generated on first start, shown once."""
-    lines: list[str] = []
-    first = AdminAuth(tmp_path / "state", environ={}, announce=lines.append)
-    first.open()
-    assert len(lines) == 1 and "generated the admin password" in lines[0]
-    password = lines[0].split("password ")[1].split(" ")[0]
-    state_file = tmp_path / "state" / "admin.json"
-    assert stat.S_IMODE(state_file.stat().st_mode) == 0o600
-    assert password not in state_file.read_text()
-    again = AdminAuth(tmp_path / "state", environ={}, announce=lines.append)
-    again.open()
-    assert len(lines) == 1  # not printed again
-    assert again.check_password(password) and not again.check_password(password + "x")
-
-
-def test_workers_sharing_the_state_accept_each_others_sessions(tmp_path: Path) -> None:
-    """Several worker processes: a session from one is valid at the other; a new password
-    ends every session."""
-    env = {"NERVE_ADMIN_PASSWORD": "pw-one"}
-    clock = ManualClock()
-    one = AdminAuth(tmp_path, environ=env, clock=clock)
-    two = AdminAuth(tmp_path, environ=env, clock=clock)
-    one.open(), two.open()
-    session = one.issue()
-    assert two.verify(session.token).sid == session.sid
-    changed = AdminAuth(tmp_path, environ={"NERVE_ADMIN_PASSWORD": "pw-two"}, clock=clock)
-    changed.open()
-    with pytest.raises(AuthError):
-        changed.verify(session.token)

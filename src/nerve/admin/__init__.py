@@ -3,9 +3,11 @@
 Seam: `mount_admin(app)` adds the routes to a NerveApp and returns the `AdminPanel`, whose
 `open()`/`close()` run in the server's lifespan. Inside: `auth` (password, sessions, HTTPS rule),
 `throttle` (login limits), `masking` (secrets out of config text), `keystore` (provider keys),
-`routes` + `config_api` (HTTP), `static/` (plain HTML/JS/CSS, no external URLs). The JSONL event
-log it shows lives in `nerve.events`. To add a view: an endpoint in `routes.py` behind `guard`,
-a tab in `static/index.html`, its renderer in `static/admin.js`.
+`routes` + `config_api` (HTTP), `static/` (plain HTML/JS/CSS, no external URLs), `store` (the
+session secret and revocations in `storage.url`, shared by every worker and replica). The event
+log it shows (the shared JSONL file or PostgreSQL table) lives in `nerve.events`. To add a view:
+an endpoint in `routes.py` behind `guard`, a tab in `static/index.html`, its renderer in
+`static/admin.js`.
 """
 
 from nerve.admin.panel import AdminPanel, mount_admin

@@ -1,13 +1,17 @@
 """Admin authentication (SPEC AD-2, AD-3): one password, signed session tokens, HTTPS rule.
 
-State lives in `<state_dir>/admin.json` (mode 0600): a random signing secret and, when nerve
-generated the password, its scrypt hash. `$NERVE_ADMIN_PASSWORD`, when set, is the password
-instead (hashed in memory, never stored). A generated password is printed once, to stderr.
+The state lives in the store (`storage.url`, `nerve.admin.store`): a random signing secret and,
+when nerve generated the password, its scrypt hash, so every worker and replica on one database
+shares them. `$NERVE_ADMIN_PASSWORD`, when set, is the password instead (hashed in memory, never
+stored). A generated password is printed once, to stderr, by the process that stored it. An
+`<state_dir>/admin.json` of an older nerve is adopted when the store has no state yet, so an
+upgrade neither changes the password nor ends the sessions.
 
-Sessions are stateless: `v1.<payload>.<hmac>` with the expiry inside, signed with a key derived
-from the secret and the password hash, so worker processes sharing the state directory accept
-each other's sessions and a new password ends every old session. Logout revokes the token in
-this process only (a copy held elsewhere lives until it expires: 24 h by default).
+Sessions are `v1.<payload>.<hmac>` with the id and expiry inside, signed with a key derived from
+the secret and the password hash: any process on the store checks them without a lookup, and a
+new password ends every old session. Logout stores the session id in `admin_revoked`; `verify`
+reads it (one indexed read: ~0.1 ms SQLite, ~0.25 ms PostgreSQL), so a logout on one replica is
+refused on all of them at once. Nothing is cached: a cache could not prove itself fresh.
 
 A session comes from the `nerve_admin` cookie or the `X-Nerve-Admin-Token` header (not
 `Authorization`, which carries gateway API keys). Non-loopback clients must use HTTPS (426).
@@ -17,11 +21,9 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import sys
 import time
@@ -32,6 +34,7 @@ from typing import Any
 
 from starlette.requests import cookie_parser
 
+from nerve.admin.store import AdminState, AdminStore
 from nerve.config import is_loopback
 from nerve.errors import AuthError, ConfigError, NerveError
 from nerve.gateway.resilience import Clock
@@ -92,14 +95,16 @@ def _unb64(text: str) -> bytes:
 class AdminAuth:
     def __init__(
         self,
-        state_dir: Path,
+        store: AdminStore,
         *,
         environ: Mapping[str, str],
+        legacy: Path | None = None,
         clock: Clock = time.monotonic,
         session_hours: float = 24,
         announce: Callable[[str], None] | None = None,
     ) -> None:
-        self.path = state_dir / "admin.json"
+        self.store = store
+        self.legacy = legacy  # an older nerve's admin.json, adopted into an empty store
         self.environ = environ
         offset = time.time() - clock()  # wall time that a ManualClock can move
         self.now: Callable[[], float] = lambda: clock() + offset
@@ -108,61 +113,63 @@ class AdminAuth:
         self._salt = b""
         self._hash = b""
         self._key = b""
-        self._revoked: dict[str, float] = {}
 
-    def open(self) -> None:
-        """Read the state file, creating the secret (and a password) on first start."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # workers starting together create it once
-            state = self._read()
-            changed = "secret" not in state
-            secret = bytes.fromhex(state.setdefault("secret", secrets.token_hex(32)))
-            env_password = self.environ.get(PASSWORD_ENV, "")
-            if env_password:
-                self._salt = hmac.digest(secret, b"env-password-salt", "sha256")[:16]
-                self._hash = _scrypt(env_password, self._salt)
-            else:
-                if "password" not in state:
-                    password = secrets.token_urlsafe(12)
-                    salt = secrets.token_bytes(16)
-                    state["password"] = {
-                        "salt": salt.hex(),
-                        "scrypt": _scrypt(password, salt).hex(),
-                    }
-                    changed = True
-                    self.announce(
-                        f"WARNING nerve admin: ${PASSWORD_ENV} is not set; generated the admin "
-                        f"password {password} (shown once, stored hashed in {self.path})"
-                    )
-                self._salt = bytes.fromhex(state["password"]["salt"])
-                self._hash = bytes.fromhex(state["password"]["scrypt"])
-            if changed:
-                self._write(state)
-        finally:
-            os.close(lock)
-        self._key = hmac.digest(secret, b"session:" + self._hash, "sha256")
+    async def open(self) -> None:
+        """Read the shared state, storing a secret (and a password) on the very first start."""
+        await self.store.open()
+        env_password = self.environ.get(PASSWORD_ENV, "")
+        state = await self.store.load()
+        if state is None or (not env_password and state.hash is None):
+            state = await self._settle(env_password)
+        if env_password:
+            self._salt = hmac.digest(state.secret, b"env-password-salt", "sha256")[:16]
+            self._hash = _scrypt(env_password, self._salt)
+        else:
+            assert state.salt is not None and state.hash is not None  # settled with a password
+            self._salt, self._hash = state.salt, state.hash
+        self._key = hmac.digest(state.secret, b"session:" + self._hash, "sha256")
 
-    def _read(self) -> dict[str, Any]:
+    async def close(self) -> None:
+        await self.store.close()
+
+    async def _settle(self, env_password: str) -> AdminState:
+        """Offer the store a state (admin.json's, else new); say what this process stored."""
+        old = self._read_legacy()
+        secret = bytes.fromhex(old["secret"]) if "secret" in old else secrets.token_bytes(32)
+        password, salt, hash_ = None, None, None
+        if "password" in old:
+            salt, hash_ = (
+                bytes.fromhex(old["password"]["salt"]),
+                bytes.fromhex(old["password"]["scrypt"]),
+            )
+        elif not env_password:
+            password, salt = secrets.token_urlsafe(12), secrets.token_bytes(16)
+            hash_ = _scrypt(password, salt)
+        stored = await self.store.settle(AdminState(secret, salt, hash_))
+        if old and stored.secret == secret:
+            self.announce(
+                f"nerve admin: adopted the admin state of {self.legacy} into the store "
+                "(storage.url); sessions and password are unchanged and the file is no longer read"
+            )
+        if password is not None and stored.hash == hash_:
+            self.announce(
+                f"WARNING nerve admin: ${PASSWORD_ENV} is not set; generated the admin password "
+                f"{password} (shown once, stored hashed in the store at storage.url)"
+            )
+        return stored
+
+    def _read_legacy(self) -> dict[str, Any]:
+        if self.legacy is None:
+            return {}
         try:
-            state = json.loads(self.path.read_text(encoding="utf-8"))
+            state = json.loads(self.legacy.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as e:
-            raise ConfigError(f"cannot read the admin state {self.path}: {e}") from None
+            raise ConfigError(f"cannot read the admin state {self.legacy}: {e}") from None
         if not isinstance(state, dict):
-            raise ConfigError(f"the admin state {self.path} is damaged; delete it to start over")
+            raise ConfigError(f"the admin state {self.legacy} is damaged; delete it to start over")
         return state
-
-    def _write(self, state: dict[str, Any]) -> None:
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(state, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
 
     def check_password(self, password: str) -> bool:
         """Slow on purpose (scrypt, ~50 ms): call it off the event loop."""
@@ -177,8 +184,8 @@ class AdminAuth:
         signature = _b64(hmac.digest(self._key, f"v1.{payload}".encode(), "sha256"))
         return Session(f"v1.{payload}.{signature}", sid, expires_at)
 
-    def verify(self, token: str) -> Session:
-        expired = AuthError("the admin session expired: log in again", code="session_expired")
+    def _signed(self, token: str) -> Session:
+        """The session a token carries if its signature and expiry hold (no store read)."""
         invalid = AuthError("admin login required: POST /admin/api/login", code="login_required")
         version, _, rest = token.partition(".")
         payload, _, signature = rest.partition(".")
@@ -193,17 +200,19 @@ class AdminAuth:
         except (ValueError, KeyError, TypeError):
             raise invalid from None
         if exp <= self.now():
-            raise expired
-        if sid in self._revoked:
-            raise invalid
+            raise AuthError("the admin session expired: log in again", code="session_expired")
         return Session(token, sid, exp)
 
-    def revoke(self, session: Session) -> None:
-        now = self.now()
-        self._revoked = {s: e for s, e in self._revoked.items() if e > now}
-        self._revoked[session.sid] = session.expires_at
+    async def verify(self, token: str) -> Session:
+        session = self._signed(token)
+        if await self.store.revoked(session.sid):  # logged out, here or on another replica
+            raise AuthError("admin login required: POST /admin/api/login", code="login_required")
+        return session
 
-    def session(self, scope: MutableMapping[str, Any]) -> Session:
+    async def revoke(self, session: Session) -> None:
+        await self.store.revoke(session.sid, session.expires_at, self.now())
+
+    async def session(self, scope: MutableMapping[str, Any]) -> Session:
         """The caller's session (header, else cookie) after the transport check; else raise."""
         check_transport(scope)
         token = ""
@@ -215,8 +224,8 @@ class AdminAuth:
                     token = cookie_parser(value.decode("latin-1")).get(COOKIE, "")
         if not token:
             raise AuthError("admin login required: POST /admin/api/login", code="login_required")
-        return self.verify(token)
+        return await self.verify(token)
 
-    def require(self, scope: MutableMapping[str, Any]) -> None:
-        """The checker the gateway's /stats/reset calls (`GatewayState.admin_check`)."""
-        self.session(scope)
+    async def require(self, scope: MutableMapping[str, Any]) -> None:
+        """The checker the gateway's /stats/reset awaits (`GatewayState.admin_check`)."""
+        await self.session(scope)

@@ -63,11 +63,11 @@ def config_routes(panel: AdminPanel) -> list[tuple[str, Handler, list[str]]]:
             message = panel.scrub(e.message)
             if text is not None and (extra := redactor(_secrets_in(text))) is not None:
                 message = extra.sub("***", message)
-            events.emit(kind, ok=False, error=message, **fields)
+            await events.record(kind, ok=False, error=message, **fields)
             raise RequestError(message, code="invalid_config") from None
         panel.attach()  # a reload builds a new gateway: subscribe to it, scrub the new keys
         if kind != "RELOAD":  # a successful reload is logged by the server itself
-            events.emit(kind, ok=True, changed=result.get("changed"), **fields)
+            await events.record(kind, ok=True, changed=result.get("changed"), **fields)
         return result
 
     async def get_config(request: Request) -> Response:

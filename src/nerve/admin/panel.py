@@ -2,8 +2,12 @@
 
 `mount_admin(app)` is the server's one call: it builds the panel, adds its routes to the app
 and gives the gateway the session check for /stats/reset. `open()` (in the lifespan, after the
-gateway opened) reads the admin state, starts the event log, subscribes it to the gateway's
-call outcomes and mirrors the `nerve` loggers into it; `close()` undoes that.
+gateway opened) reads the admin state from the store, starts the event log, subscribes it to
+the gateway's call outcomes and mirrors the `nerve` loggers into it; `close()` undoes that.
+
+Both live where `storage.url` points, so every worker and replica on it shares them: sessions in
+the store (`nerve.admin.store`), events in PostgreSQL's `event_log` table or, with SQLite, in
+the JSONL file beside the database (`admin.event_log` names another file, or "" for none).
 """
 
 from __future__ import annotations
@@ -17,11 +21,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from nerve.admin.auth import AdminAuth
 from nerve.admin.masking import redactor
+from nerve.admin.store import admin_store_from_url
 from nerve.admin.throttle import LoginThrottle
 from nerve.admin.throttle_shared import SharedLoginThrottle
 from nerve.config import Config
-from nerve.events import EventLog, LogMirror
+from nerve.config_sections import AdminConfig
+from nerve.errors import ConfigError
+from nerve.events import EventLog, EventSink, EventTable, JsonlFile, LogMirror
 from nerve.gateway.resilience import Clock
+from nerve.memory.backends import SQLiteURL, parse_store_url
 
 if TYPE_CHECKING:
     from nerve.gateway.app import GatewayState
@@ -50,22 +58,28 @@ class AdminPanel:
         self.environ = os.environ if environ is None else environ
         settings = host.config.admin
         self.enabled = settings.enabled
+        url = host.config.storage.url
+        try:
+            store = admin_store_from_url(url)
+        except ValueError as e:
+            raise ConfigError(str(e), path="storage.url") from None
         self.auth = AdminAuth(
-            Path(settings.state_dir),
+            store,
             environ=self.environ,
+            legacy=Path(settings.state_dir) / "admin.json",
             clock=clock,
             session_hours=settings.session_hours,
         )
         shared = host.gateway.shared
         # One count of failed logins for every worker and replica when they share Redis.
         self.throttle = LoginThrottle(clock) if shared is None else SharedLoginThrottle(shared)
-        self.events = EventLog(Path(settings.event_log) if settings.event_log else None)
+        self.events = EventLog(event_sink(settings, url))
         self._mirror = LogMirror(self.events, skip=_OUTCOME_LINES)
         self._scrubbing: Config | None = None  # the config whose secrets `events.redact` knows
 
     async def open(self) -> None:
         if self.enabled:
-            self.auth.open()
+            await self.auth.open()
         await self.events.open()
         logging.getLogger("nerve").addHandler(self._mirror)
         self.attach()
@@ -73,6 +87,8 @@ class AdminPanel:
     async def close(self) -> None:
         logging.getLogger("nerve").removeHandler(self._mirror)
         await self.events.close()
+        if self.enabled:
+            await self.auth.close()
 
     def attach(self) -> None:
         """Subscribe to the current gateway's outcomes and scrub the current config's secrets.
@@ -102,6 +118,18 @@ class AdminPanel:
     def client(self, scope: Mapping[str, Any]) -> str:
         client = scope.get("client")
         return str(client[0]) if client else "unknown"
+
+
+def event_sink(settings: AdminConfig, storage_url: str) -> EventSink | None:
+    """Where the event log goes: `admin.event_log` when set ("" for nowhere), else the store's
+    shared log (the PostgreSQL table, or events.jsonl beside the SQLite file)."""
+    if settings.event_log is not None:
+        return JsonlFile(Path(settings.event_log)) if settings.event_log else None
+    where = parse_store_url(storage_url, what="event log")
+    if not isinstance(where, SQLiteURL):
+        return EventTable(where.dsn, schema=where.schema)
+    beside = Path(settings.state_dir) if isinstance(where.path, str) else where.path.parent
+    return JsonlFile(beside / "events.jsonl")  # ":memory:": the state directory
 
 
 def mount_admin(host: Any, *, clock: Clock = time.monotonic) -> AdminPanel:

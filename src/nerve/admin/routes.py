@@ -6,6 +6,7 @@
     POST /admin/api/logout          GET /admin/api/session
     GET  /admin/api/dashboard       routes, breakers, cooldowns, probes, stats, health
     GET  /admin/api/logs            ?kind=ERROR,FALLBACK&q=text&limit=200&after=<seq>
+                                    (seq: the shared log's, increasing in log order)
     GET|PUT /admin/api/config       POST /admin/api/reload       (config_api.py)
     GET  /admin/api/keys            PUT /admin/api/keys/{provider}  (config_api.py)
 
@@ -68,7 +69,7 @@ def guard(panel: AdminPanel, handler: Handler, *, session: bool = True) -> Handl
         try:
             check_transport(request.scope)
             if session:
-                panel.auth.session(request.scope)
+                await panel.auth.session(request.scope)
             if request.method not in ("GET", "HEAD"):
                 _same_origin(request)
             response = await handler(request)
@@ -110,16 +111,16 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
         try:
             await panel.throttle.attempt(client)
         except RateLimited as e:
-            events.emit("AUTH_LOGIN", ok=False, client=client, reason=e.code)
+            await events.record("AUTH_LOGIN", ok=False, client=client, reason=e.code)
             raise
         password = body.get("password")
         ok = isinstance(password, str) and await asyncio.to_thread(auth.check_password, password)
         if not ok:
-            events.emit("AUTH_LOGIN", ok=False, client=client, reason="wrong_password")
+            await events.record("AUTH_LOGIN", ok=False, client=client, reason="wrong_password")
             raise AuthError("wrong password", code="wrong_password")
         await panel.throttle.succeeded(client)
         session = auth.issue()
-        events.emit("AUTH_LOGIN", ok=True, client=client, reason=None)
+        await events.record("AUTH_LOGIN", ok=True, client=client, reason=None)
         response = JSONResponse({"token": session.token, "expires_at": session.expires_at})
         response.set_cookie(
             COOKIE,
@@ -133,14 +134,14 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
         return response
 
     async def logout(request: Request) -> Response:
-        auth.revoke(auth.session(request.scope))
-        events.emit("AUTH_LOGOUT", client=panel.client(request.scope))
+        await auth.revoke(await auth.session(request.scope))  # refused by every replica now
+        await events.record("AUTH_LOGOUT", client=panel.client(request.scope))
         response = JSONResponse({"logged_out": True})
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
         return response
 
     async def session(request: Request) -> Response:
-        current = auth.session(request.scope)
+        current = await auth.session(request.scope)
         client = panel.client(request.scope)
         return JSONResponse({"expires_at": current.expires_at, "client": client})
 
@@ -173,7 +174,10 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
             after = int(params.get("after", "0"))
         except ValueError:
             raise RequestError("'limit' and 'after' are integers", param="limit") from None
-        found = events.recent(kinds=kinds or None, q=params.get("q"), after=after, limit=limit)
+        # The shared log: the same list whichever worker or replica answers.
+        found = await events.recent(
+            kinds=kinds or None, q=params.get("q"), after=after, limit=limit
+        )
         return JSONResponse({"events": found})
 
     return [

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -52,9 +52,9 @@ class GatewayState:
         self._probing: asyncio.Task[None] | None = None
         # Sections other parts of the server add to /health (config reload status, engines...).
         self.health_parts: dict[str, Callable[[], Any]] = {}
-        # The admin session check (set by the admin panel; raises NerveError). None: no admin,
-        # so admin-only routes (/stats/reset) refuse everyone.
-        self.admin_check: Callable[[Any], None] | None = None
+        # The admin session check (set by the admin panel; awaited, raises NerveError; it reads
+        # the store's revocations). None: no admin, so admin-only routes refuse everyone.
+        self.admin_check: Callable[[Any], Awaitable[None]] | None = None
 
     async def open(self) -> None:
         if self.shared is not None:
@@ -197,7 +197,7 @@ def gateway_routes(state: GatewayState) -> list[Route]:
             try:
                 if state.admin_check is None:
                     raise AuthError("needs an admin session; admin is disabled", code="no_admin")
-                state.admin_check(request.scope)
+                await state.admin_check(request.scope)
             except NerveError as e:
                 return JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
             response: Response = await handler(request)

@@ -11,7 +11,7 @@ always reach the current gateway.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import orjson
@@ -36,7 +36,7 @@ class _State(Protocol):
     def gateway(self) -> Gateway: ...
 
     @property
-    def admin_check(self) -> Callable[[Any], None] | None: ...
+    def admin_check(self) -> Callable[[Any], Awaitable[None]] | None: ...
 
 
 Handler = Callable[[_State, Request], Any]
@@ -52,7 +52,7 @@ def evolution_routes(state_getter: Callable[[], _State]) -> list[Route]:
                 elif state.admin_check is None:
                     raise AuthError("needs an admin session; admin is disabled", code="no_admin")
                 else:
-                    state.admin_check(request.scope)
+                    await state.admin_check(request.scope)
                 return JSONResponse(await handler(state, request))
             except NerveError as e:
                 return JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())

@@ -126,12 +126,53 @@ _VERSIONS_SQLITE = tuple(q.format(real="REAL") for q in _VERSIONS)
 _VERSIONS_POSTGRES = tuple(q.format(real="DOUBLE PRECISION") for q in _VERSIONS)
 
 # Migration 5: the jobs' delivery states and the web chat outbox (nerve.assistant.jobs,
-# nerve.channels). {name}/{real} as in _JOBS.
-_DELIVERY: tuple[str, ...] = ()
+# nerve.channels.outbox). {name}/{real} as in _JOBS. A job's states need no new column
+# (pending: claimed_by NULL; claimed: owner + lease end in next_run; delivered: deleted or moved
+# to its next time). outbox: messages for chats with no socket open, kept until one connects
+# anywhere; claimed_by/claimed_until is the lease of the process sending one.
+_DELIVERY: tuple[str, ...] = (
+    """CREATE TABLE outbox (
+    id {name} PRIMARY KEY,
+    channel TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at {real} NOT NULL,
+    claimed_by TEXT,
+    claimed_until {real} NOT NULL DEFAULT 0
+)""",
+    "CREATE INDEX outbox_chat ON outbox (channel, chat_id, created_at, id)",
+)
 
-# Migration 6: admin sessions (signing secret, revocations) and the shared event log
-# (nerve.admin, nerve.events). {name}/{real} as in _JOBS.
-_ADMIN_STATE: tuple[str, ...] = ()
+# Migration 6: admin sessions (nerve.admin.store) and the shared event log (nerve.events.table).
+# admin_state has one row (id 1): the session signing secret and the stored password's scrypt
+# salt/hash (hex; NULL while $NERVE_ADMIN_PASSWORD is used). admin_revoked: logged-out session
+# ids until they would have expired. {name}/{real} as in _JOBS.
+_ADMIN_STATE: tuple[str, ...] = (
+    """CREATE TABLE admin_state (
+    id INTEGER PRIMARY KEY,
+    secret TEXT NOT NULL,
+    password_salt TEXT,
+    password_hash TEXT,
+    created_at {real} NOT NULL
+)""",
+    """CREATE TABLE admin_revoked (
+    sid {name} PRIMARY KEY,
+    expires_at {real} NOT NULL
+)""",
+    "CREATE INDEX admin_revoked_expires ON admin_revoked (expires_at)",
+)
+# PostgreSQL only: with SQLite every process that can open the database is on one machine and
+# shares the JSONL event log beside it (nerve.events.jsonl). body: the event's JSON but its seq.
+_EVENT_LOG_POSTGRES = (
+    """CREATE TABLE event_log (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at DOUBLE PRECISION NOT NULL,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL
+)""",
+    "CREATE INDEX event_log_kind ON event_log (kind, seq)",
+    "CREATE INDEX event_log_at ON event_log (at)",
+)
 
 SQLITE: list[Migration] = [
     Migration(
@@ -241,7 +282,8 @@ POSTGRES: list[Migration] = [
     Migration(
         6,
         "admin sessions and events",
-        tuple(q.format(name='TEXT COLLATE "C"', real="DOUBLE PRECISION") for q in _ADMIN_STATE),
+        tuple(q.format(name='TEXT COLLATE "C"', real="DOUBLE PRECISION") for q in _ADMIN_STATE)
+        + _EVENT_LOG_POSTGRES,
     ),
 ]
 

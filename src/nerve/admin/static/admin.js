@@ -206,7 +206,7 @@ function resetLogs() {
 }
 
 function describe(event) {
-  const skip = new Set(["seq", "ts", "kind"]);
+  const skip = new Set(["seq", "ts", "kind", "pid"]);  // pid: in the line's tooltip
   return Object.entries(event).filter(([key, value]) => !skip.has(key) && value !== null)
     .map(([key, value]) => `${key}=${typeof value === "object" ? JSON.stringify(value) : value}`)
     .join("  ");
@@ -222,7 +222,8 @@ async function loadLogs() {
   const { events } = await api(`logs?${query}`);
   for (const event of events) {
     lastSeq = Math.max(lastSeq, event.seq);
-    list.prepend(el("li", { class: `kind-${event.kind}`, "data-kind": event.kind },
+    const title = event.pid ? `written by process ${event.pid}` : "";
+    list.prepend(el("li", { class: `kind-${event.kind}`, "data-kind": event.kind, title },
       el("time", {}, event.ts.replace("T", " ").replace("Z", "")),
       el("span", { class: `badge kind kind-${event.kind}` }, event.kind),
       el("span", { class: "detail" }, describe(event))));
