@@ -278,3 +278,33 @@ def test_stop_words_can_be_kept() -> None:
     """ME-2: function words are dropped by default (they cost recall on LoCoMo), kept on request."""
     assert terms("what is the plan") == ["plan"]
     assert terms("what is the plan", frozenset()) == ["what", "is", "the", "plan"]
+
+
+def test_loading_many_records_at_once_ranks_exactly_as_adding_them_one_by_one() -> None:
+    """ME-2: a user's index loaded in bulk (the search cache's first search) links each session
+    once; the scores equal those of the same records added one at a time, shuffled sessions,
+    re-added ids and later single adds included."""
+    import random
+
+    rng = random.Random(5)
+    words = "pottery class lake sunrise dog rex sweden moved painted july trip deploy".split()
+    at = rng.sample(range(1000), 300)  # distinct times: equal ones are ordered by slot
+    records = [
+        rec(f"r{i}", " ".join(rng.sample(words, 4)), kind="turn",
+            session=f"s{rng.randrange(6)}", at=1.7e9 + at[i])
+        for i in range(300)
+    ]  # fmt: skip
+    records += [rec("r7", "the pottery trip moved to july", kind="turn", session="s1",
+                    at=1.7e9 + 0.5)]  # fmt: skip
+    bulk, single = SearchIndex(), SearchIndex()
+    bulk.add(records)
+    for record in records:
+        single.add([record])
+    extra = rec("late", "a late pottery lake turn", kind="turn", session="s2", at=1.7e9 + 250.5)
+    bulk.add([extra])
+    single.add([extra])
+    for query in ("pottery lake", "sweden dog", "deploy july trip", "rex"):
+        assert dict(bulk.search("u1", query, 400)) == pytest.approx(
+            dict(single.search("u1", query, 400))
+        )
+    assert bulk.size("u1") == single.size("u1") == 301

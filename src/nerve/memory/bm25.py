@@ -19,7 +19,7 @@ import bisect
 import math
 from array import array
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -78,6 +78,30 @@ class UserIndex:
     # -- writing -------------------------------------------------------------------------------
 
     def add(self, record: Indexed) -> None:
+        slot, session, at = self._append(record)
+        if session is not None:
+            order = self.sessions.setdefault(session, [])
+            pos = bisect.bisect(order, (at, slot))
+            order.insert(pos, (at, slot))
+            self._relink(order, pos)
+
+    def extend(self, records: Iterable[Indexed]) -> None:
+        """`add` for many new records (no id indexed already), each session linked once at the
+        end instead of once per turn: how a user's index is loaded (cache.py)."""
+        touched: set[str] = set()
+        for record in records:
+            slot, session, at = self._append(record)
+            if session is not None:
+                self.sessions.setdefault(session, []).append((at, slot))
+                touched.add(session)
+        for session in touched:
+            order = self.sessions[session]
+            order.sort()
+            self._relink(order, 0, len(order))
+
+    def _append(self, record: Indexed) -> tuple[int, str | None, float]:
+        """A new slot for `record` with its postings: (slot, its session if a turn, its time);
+        linking it to its session's neighbours is the caller's."""
         slot = len(self.id_at)
         words = terms(record.text, self.stop_words)
         counts = Counter(words)
@@ -101,12 +125,7 @@ class UserIndex:
         self.turns.append(session, words, size)
         at = record.created_at if math.isfinite(record.created_at) else 0.0
         self.created.append(at)
-        if session is not None:
-            order = self.sessions.setdefault(session, [])
-            key = (at, slot)
-            pos = bisect.bisect(order, key)
-            order.insert(pos, key)
-            self._relink(order, pos)
+        return slot, session, at
 
     def remove(self, record_id: str) -> None:
         slot = self.slot_of.pop(record_id)
@@ -128,10 +147,12 @@ class UserIndex:
         if self.dead > 1024 and self.dead > len(self.slot_of):
             self._compact()
 
-    def _relink(self, order: list[tuple[float, int]], at: int) -> None:
-        """Point the turns around position `at` of a session at their current neighbours."""
+    def _relink(self, order: list[tuple[float, int]], at: int, stop: int | None = None) -> None:
+        """Point the turns around position `at` of a session (or, with `stop`, those at
+        positions at..stop-1) at their current neighbours."""
         reach = len(self.offsets) // 2
-        for pos in range(max(0, at - reach), min(len(order), at + reach + 1)):
+        start, end = (max(0, at - reach), at + reach + 1) if stop is None else (at, stop)
+        for pos in range(start, min(len(order), end)):
             slot = order[pos][1]
             size = self.length[slot]
             for column, offset, weight in zip(

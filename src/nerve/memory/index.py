@@ -49,19 +49,26 @@ class SearchIndex:
         self._owner: dict[str, str] = {}  # record id -> user id
 
     def add(self, records: Iterable[Indexed]) -> None:
-        """Add records; one whose id is already indexed is replaced."""
-        records = list(records)
+        """Add records; one whose id is already indexed is replaced (within `records`, the last
+        of an id wins)."""
+        latest = list({record.id: record for record in records}.values())
         if self._dense is not None:
-            self._dense.add(records)
-        for record in records:
+            self._dense.add(latest)
+        by_user: dict[str, list[Indexed]] = {}
+        for record in latest:
             owner = self._owner.get(record.id)
             if owner is not None:
                 self._users[owner].remove(record.id)
-            user = self._users.get(record.user_id)
-            if user is None:
-                user = self._users[record.user_id] = UserIndex(self._k1, self._b, self._context)
-            user.add(record)
+            by_user.setdefault(record.user_id, []).append(record)
             self._owner[record.id] = record.user_id
+        for user_id, mine in by_user.items():
+            user = self._users.get(user_id)
+            if user is None:
+                user = self._users[user_id] = UserIndex(self._k1, self._b, self._context)
+            if len(mine) == 1:
+                user.add(mine[0])
+            else:
+                user.extend(mine)
 
     def remove(self, ids: Iterable[str]) -> None:
         ids = list(ids)
