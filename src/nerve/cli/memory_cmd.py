@@ -1,4 +1,4 @@
-"""`nerve memory store|recall|events|facts|context|forget`: memory from the shell.
+"""`nerve memory store|recall|events|facts|context|forget|export|import`: memory from the shell.
 
 Each command opens the configured store (and the WAL, unless a running server owns it), does one
 thing, prints JSON and closes. Bad input exits 1 with the field named; nothing is half-written.
@@ -15,6 +15,7 @@ import click
 import orjson
 
 from nerve.cli.base import cli, fail, load
+from nerve.cli.memory_transfer import export_command, import_command
 from nerve.errors import NerveError
 
 __all__ = ["memory_group"]
@@ -54,7 +55,11 @@ def _run(config_path: str | None, action: Callable[[Any], Awaitable[Any]]) -> No
 
 @cli.group("memory")
 def memory_group() -> None:
-    """Store and recall what agents remember (SPEC ME)."""
+    """Store and recall what agents remember (SPEC ME); export and import it as JSON lines."""
+
+
+memory_group.add_command(export_command)
+memory_group.add_command(import_command)
 
 
 @memory_group.command("store")

@@ -14,7 +14,7 @@ from typing import Any
 
 import asyncpg
 
-from nerve.memory import postgres_writes
+from nerve.memory import history, postgres_writes
 from nerve.memory.codec import (
     ENTRY,
     SELECT,
@@ -149,3 +149,23 @@ class PostgresStore(Writes, PostgresPool):
                 return
             last = batch[-1]
             after = (last.id,) if user_id is None else (last.created_at, last.id)
+
+    async def scan_fact_history(self, user_id: str | None = None) -> AsyncIterator[FactChange]:
+        """FactHistoryStore: by seq, `scan_batch` at a time (history.py)."""
+        after = 0
+        while True:
+            sql, params = history.page_sql(user_id, after, self._scan_batch, lambda n: f"${n}")
+            rows = await self._db.fetch(sql, *params)
+            for row in rows:
+                yield row_change(row[1:])
+            if len(rows) < self._scan_batch:
+                return
+            after = rows[-1][0]
+
+    async def add_fact_history(self, changes: Sequence[FactChange]) -> int:
+        """FactHistoryStore: the changes not there yet, appended in one statement."""
+        rows = history.new_rows(changes)
+        if not rows:
+            return 0
+        status = await self._db.execute(history.ADD_POSTGRES, *map(list, zip(*rows, strict=True)))
+        return int(status.rsplit(" ", 1)[-1])

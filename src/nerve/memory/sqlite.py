@@ -21,7 +21,7 @@ from typing import Any
 
 import aiosqlite
 
-from nerve.memory import sqlite_writes
+from nerve.memory import history, sqlite_writes
 from nerve.memory.codec import (
     ENTRY,
     SELECT,
@@ -234,3 +234,25 @@ class SQLiteStore(Writes):
                 return
             last = batch[-1]
             after = (last.id,) if user_id is None else (last.created_at, last.id)
+
+    async def scan_fact_history(self, user_id: str | None = None) -> AsyncIterator[FactChange]:
+        """FactHistoryStore: by seq, `scan_batch` at a time (history.py)."""
+        after = 0
+        while True:
+            sql, params = history.page_sql(user_id, after, self._scan_batch, lambda _: "?")
+            async with self._read() as db:
+                rows = list(await db.execute_fetchall(sql, params))
+            for row in rows:
+                yield row_change(row[1:])
+            if len(rows) < self._scan_batch:
+                return
+            after = rows[-1][0]
+
+    async def add_fact_history(self, changes: Sequence[FactChange]) -> int:
+        """FactHistoryStore: the changes not there yet, appended in one transaction."""
+        rows = history.new_rows(changes)
+        if not rows:
+            return 0
+        async with self._write() as db:
+            cursor = await db.executemany(history.ADD_SQLITE, rows)
+            return max(cursor.rowcount, 0)

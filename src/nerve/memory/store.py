@@ -14,12 +14,12 @@ user's records up to date with the store, whoever wrote (nerve.memory.cache).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from nerve.memory.model import Entry, FactChange, Kind, Record, Tier
 from nerve.memory.ops import Op
 
-__all__ = ["Deleted", "MemoryStore", "Query"]
+__all__ = ["Deleted", "FactHistoryStore", "MemoryStore", "Query"]
 
 
 class Deleted(NamedTuple):
@@ -109,3 +109,19 @@ class MemoryStore(Protocol):
     async def deleted(self, user_id: str, since: int) -> Deleted:
         """What was deleted of the user's records at versions after `since`, as far as the
         tombstones still tell (they are kept `codec.TOMBSTONE_SECONDS`)."""
+
+
+@runtime_checkable
+class FactHistoryStore(Protocol):
+    """Fact history in bulk, beside `MemoryStore` (export and import: nerve.memory.transfer).
+    Both backends implement it (history.py); the wrappers in front of them (group commit, the
+    WAL) need not, as only `nerve memory export|import` use it, on the backend itself."""
+
+    def scan_fact_history(self, user_id: str | None = None) -> AsyncIterator[FactChange]:
+        """Every fact change (of one user, or all) in the order appended, in keyset pages."""
+        ...
+
+    async def add_fact_history(self, changes: Sequence[FactChange]) -> int:
+        """Append, in order and in one transaction, each change the history does not hold yet
+        (same user, entity and attribute as `fact_history` matches them, value, session and
+        time); how many were appended."""
