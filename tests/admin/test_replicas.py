@@ -18,7 +18,6 @@ import asyncpg
 import httpx
 import pytest
 
-from nerve.admin.store import SQLiteAdminStore
 from tests.fakes.upstream import FakeUpstream
 from tests.gateway.conftest import redis_prefix, redis_url  # noqa: F401 - fixtures
 from tests.processes import Replica
@@ -94,15 +93,6 @@ async def postgres_url(postgres_schema: tuple[str, str]) -> str:
     return f"{dsn}?schema={schema}"
 
 
-async def sqlite_file(path: Path) -> str:
-    """A migrated SQLite database: replicas opening a brand-new file at once can be refused
-    (SQLite switching it to WAL mode), which is memory's connection matter, not this test's."""
-    store = SQLiteAdminStore(path)
-    await store.open()
-    await store.close()
-    return f"sqlite:///{path}"
-
-
 async def test_replicas_on_postgresql_share_sessions_and_logs(
     spawn, upstream: FakeUpstream, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,7 +107,7 @@ async def test_replicas_on_one_sqlite_file_share_a_generated_password_sessions_a
     """Different working directories, one database file: the password one replica generated
     (and printed) works on both; the events file is the one beside the database."""
     monkeypatch.delenv("NERVE_ADMIN_PASSWORD", raising=False)
-    url = await sqlite_file(tmp_path / "shared" / "nerve.db")
+    url = f"sqlite:///{tmp_path / 'shared' / 'nerve.db'}"  # a brand-new file, opened by both
     a, b = spawn(config(upstream, url), count=2)
     printed = [line for r in (a, b) for line in r.log if "generated the admin password" in line]
     assert len(printed) == 1, printed
@@ -139,7 +129,7 @@ async def test_two_workers_show_one_logs_view(
     seqs, and a token from one worker works on the other. Each new connection logs in, so the
     AUTH_LOGIN's pid names the worker that answers that connection's logs request."""
     monkeypatch.setenv("NERVE_ADMIN_PASSWORD", PASSWORD)
-    url = await sqlite_file(tmp_path / "w" / "nerve.db")
+    url = f"sqlite:///{tmp_path / 'w' / 'nerve.db'}"
     extra = {"redis": {"url": redis_url, "key_prefix": redis_prefix}}
     (server,) = spawn(config(upstream, url, **extra), workers=2)
     first_token = ""

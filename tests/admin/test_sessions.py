@@ -85,9 +85,6 @@ async def test_replicas_starting_together_agree_on_one_secret_and_one_password(
     generated and announced, and a session issued by any of them is valid on all."""
     lines: list[str] = []
     replicas = [auths(announce=lines.append) for _ in range(4)]
-    # The database exists (migrated, WAL mode) first: SQLite can refuse concurrent first
-    # opens of a brand-new file (switching it to WAL), a memory-connection matter, not this one.
-    await replicas[0].store.open()
     await asyncio.gather(*(r.open() for r in replicas))
     password = announced_password(lines)
     assert all(r.check_password(password) for r in replicas)

@@ -98,3 +98,23 @@ async def test_a_closed_store_says_so():
         await store.put([rec()])
     with pytest.raises(RuntimeError, match="not open"):
         await SQLiteStore("unused.db").query(Query("u"))
+
+
+async def test_many_connections_opening_a_brand_new_file_at_once_all_succeed(tmp_path):
+    """ST: workers and replicas starting together on a fresh database (memory, the agents, jobs
+    and admin stores each open their own connection). SQLite refuses some of those first opens
+    at once instead of waiting; each must retry, not fail start-up. (tests/admin/test_sessions.py
+    then writes through four such connections at once.)"""
+    from nerve.memory.connections import SQLiteConnection
+
+    for trial in range(20):
+        path = tmp_path / f"fresh{trial}.db"
+        opening = [SQLiteStore(path) for _ in range(3)] + [SQLiteConnection(path) for _ in range(3)]
+        try:
+            await asyncio.wait_for(asyncio.gather(*(c.open() for c in opening)), 60)
+        finally:
+            for connection in opening:
+                await connection.close()
+        with closing(sqlite3.connect(path)) as db:
+            assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+            assert db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] >= 4

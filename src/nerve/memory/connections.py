@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import aiosqlite
 
 from nerve.memory.backends import open_postgres_pool
-from nerve.memory.migrations import migrate_sqlite
+from nerve.memory.migrations import prepare_sqlite
 
 if TYPE_CHECKING:  # asyncpg is the optional extra nerve[postgres]
     import asyncpg
@@ -44,9 +44,8 @@ class SQLiteConnection:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = await aiosqlite.connect(self.path, isolation_level=None)
         try:
-            for pragma in (f"busy_timeout = {_BUSY_MS}", "journal_mode = WAL"):
-                await conn.execute(f"PRAGMA {pragma}")
-            await migrate_sqlite(conn)
+            await conn.execute_fetchall(f"PRAGMA busy_timeout = {_BUSY_MS}")
+            await prepare_sqlite(conn)
         except BaseException:
             await conn.close()
             raise

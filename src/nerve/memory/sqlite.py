@@ -31,7 +31,7 @@ from nerve.memory.codec import (
     row_change,
     row_record,
 )
-from nerve.memory.migrations import migrate_sqlite
+from nerve.memory.migrations import prepare_sqlite
 from nerve.memory.model import Entry, FactChange, Record
 from nerve.memory.ops import Op, Writes
 from nerve.memory.sqlite_writes import chunks, marks
@@ -66,10 +66,8 @@ class SQLiteStore(Writes):
             # FULL: a commit is on disk when it returns, so the memory WAL may checkpoint right
             # after it, and a direct write (no WAL) is durable when acknowledged. Writes come
             # in batches, so this costs one fsync per batch.
-            self._writer = await self._connect(
-                "PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL"
-            )
-            await migrate_sqlite(self._writer)
+            self._writer = await self._connect("PRAGMA synchronous = FULL")
+            await prepare_sqlite(self._writer)  # WAL mode and the migrations
             for _ in range(self._readers):
                 reader = await self._connect("PRAGMA query_only = ON")
                 self._all_readers.append(reader)
@@ -82,9 +80,9 @@ class SQLiteStore(Writes):
         db = await aiosqlite.connect(self.path, isolation_level=None)
         try:
             for pragma in (f"PRAGMA busy_timeout = {_BUSY_MS}", "PRAGMA foreign_keys = ON"):
-                await db.execute(pragma)
+                await db.execute_fetchall(pragma)  # to the end: no statement left open
             for pragma in pragmas:
-                await db.execute(pragma)
+                await db.execute_fetchall(pragma)  # to the end: no statement left open
         except BaseException:
             await db.close()
             raise
