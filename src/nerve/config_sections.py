@@ -85,7 +85,8 @@ class McpServerConfig(_Strict):  # AS-5: an MCP server the assistant uses (stdio
 class JobsConfig(_Strict):  # reminders and cron jobs (nerve.assistant.jobs), stored where memory is
     enabled: bool = True
     timezone: str = "UTC"  # for times without an offset and for cron schedules (IANA name)
-    poll_seconds: float = Field(15, gt=0)  # how often to look for jobs other replicas added
+    # how often to look for jobs other replicas added, and web chat messages they kept
+    poll_seconds: float = Field(15, gt=0)
     lease_seconds: float = Field(300, gt=0)  # a claimed firing not delivered by then is retried
     late_after_seconds: float = Field(60, ge=0)  # a firing later than this says it is late
 

@@ -27,6 +27,7 @@ from nerve import __version__
 from nerve.admin import mount_admin
 from nerve.agents import AgentRegistry, agents_router
 from nerve.assistant.host import AssistantHost
+from nerve.channels.outbox import outbox_from_url
 from nerve.channels.web import WebChat, loopback_or_key, web_chat_routes
 from nerve.config import Config, find_config_file, load_config, parse_config_text
 from nerve.errors import ConfigError, NerveError, NotFound, PayloadTooLarge, RequestError
@@ -82,7 +83,11 @@ class NerveApp:
         self.assistant = AssistantHost(
             self, channels=channels, config_dir=config_path.parent if config_path else None
         )
-        self.web_chat = WebChat()
+        jobs = config.assistant.jobs  # what a closed tab misses is kept in the store's outbox
+        self.web_chat = WebChat(
+            outbox_from_url(config.storage.url), poll_seconds=jobs.poll_seconds,
+            lease_seconds=jobs.lease_seconds,
+        )  # fmt: skip
 
         @contextlib.asynccontextmanager
         async def lifespan(app: FastAPI) -> AsyncIterator[None]:

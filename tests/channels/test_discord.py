@@ -18,9 +18,13 @@ import pytest
 import yaml
 
 from nerve.assistant.bus import Bus, Outbound
+from nerve.assistant.jobs import Scheduler, bus_delivery, job_store_from_url
 from nerve.channels.discord import DiscordChannel, split_message
+from nerve.gateway.resilience import ManualClock
 from tests.fakes.discord import BOT_ID, FakeDiscord
 from tests.fakes.upstream import FakeUpstream, Reply
+from tests.jobs.conftest import START
+from tests.memory.conftest import backend, postgres_schema, storage_url  # noqa: F401 - fixtures
 
 
 @pytest.fixture
@@ -182,3 +186,47 @@ async def test_nerve_discord_answers_and_a_reminder_set_there_fires_there(
     finally:
         proc.send_signal(signal.SIGINT)
         assert await asyncio.wait_for(proc.wait(), 30) == 0
+
+
+async def test_a_reminder_due_while_the_bot_is_down_waits_and_comes_late_when_it_is_back(
+    fake: FakeDiscord,
+    bus: Bus,
+    storage_url: str,  # noqa: F811 - the fixture
+) -> None:
+    """The issue: a reminder due while the Discord bot is down is not claimed (nobody could
+    show it) nor lost; when the bot is connected again it comes, late, once."""
+    clock = ManualClock(START)
+    scheduler = Scheduler(job_store_from_url(storage_url), bus_delivery(bus), clock,
+                          can_deliver=bus.can_deliver)  # fmt: skip
+    await scheduler.open()
+    ready = asyncio.Event()
+    bus.on_reachable(lambda channel, chat_id: bot.reaches("555") and ready.set())
+    bot = DiscordChannel("t0ken", api_base=fake.api, gateway_url=fake.gateway)
+    try:
+        await bot.start(bus)
+        await asyncio.wait_for(ready.wait(), 20)  # READY: the bot is up
+        await bot.stop()  # ...and down when the reminder is due
+        assert not bus.can_deliver("discord", "555")
+        job = await scheduler.add("u1", "discord", "555", "call mom", at=when(60))
+        assert await scheduler.tick(START + 60) == 0
+        pending = await scheduler.store.get(job["id"])
+        assert pending is not None and pending.claimed_by is None
+
+        ready.clear()
+        bot = DiscordChannel("t0ken", api_base=fake.api, gateway_url=fake.gateway)
+        await bot.start(bus)
+        await asyncio.wait_for(ready.wait(), 20)  # back
+        assert await scheduler.tick(START + 600) == 1
+        calls = await _until_message(fake)
+        assert calls[-1][1] == "/channels/555/messages"
+        assert calls[-1][2]["content"] == (
+            "⏰ Reminder: call mom (late: was due at 2026-05-28T20:27:40+00:00)"
+        )
+        assert await scheduler.tick(START + 601) == 0 and await scheduler.list("u1") == []
+    finally:
+        await bot.stop()
+        await scheduler.close()
+
+
+def when(seconds: float) -> datetime:
+    return datetime.fromtimestamp(START + seconds, UTC)

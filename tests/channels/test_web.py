@@ -1,8 +1,11 @@
 """The web chat's WebSocket (issue 7, channels): Inbound/Outbound JSON over /chat/ws, typing
-then the reply, reminders routed to the chat's sockets, and who may connect."""
+then the reply, reminders routed to the chat's sockets, what comes while the chat is closed
+kept for its return, and who may connect."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any
 
 import aiohttp
@@ -15,8 +18,8 @@ from nerve.assistant import Assistant, Bus, Outbound
 from nerve.assistant.build import assistant_from_app
 from nerve.channels.web import web_chat_routes
 from nerve.server import build_app
-from nerve.tools import ToolRegistry
-from tests.channels.conftest import ChatServer
+from nerve.tools import ToolContext, ToolRegistry, tool
+from tests.channels.conftest import ChatServer, kept, until
 from tests.conftest import make_config
 from tests.fakes.upstream import FakeUpstream, Reply
 
@@ -148,3 +151,59 @@ def test_a_page_that_rebinds_its_own_name_to_loopback_is_refused() -> None:
     ):  # fmt: skip
         pass
     assert refused.value.code == 1008
+
+
+async def test_a_message_for_a_closed_chat_is_kept_and_shown_once_when_it_connects(
+    chat_server: ChatServer,
+) -> None:
+    """UX-2 "pending deliveries on open": what the bus brings while no tab of the chat is open
+    (a mail summary here) waits in the store, then comes right after hello, marked, once."""
+    summary = Outbound("web", "tab3", "2 new mails from Asha.")
+    chat_server.server.call(chat_server.bus.deliver(summary))
+    until(lambda: len(kept(chat_server, "tab3")) == 1, "the summary is kept")
+    (entry,) = kept(chat_server, "tab3")
+    async with aiohttp.ClientSession() as http:
+        async with http.ws_connect(f"{chat_server.url}/chat/ws?chat=tab3") as ws:
+            assert (await receive(ws))["kind"] == "hello"
+            got = await receive(ws)
+            assert got["text"] == "2 new mails from Asha." and got["kind"] == "message"
+            assert got["queued_at"] == entry.created_at and got["id"] == f"kept-{entry.id}"
+            chat_server.server.call(chat_server.bus.deliver(Outbound("web", "tab3", "live")))
+            assert (await receive(ws))["text"] == "live"  # the next one, not a repeat
+        assert kept(chat_server, "tab3") == []
+        async with http.ws_connect(f"{chat_server.url}/chat/ws?chat=tab3") as ws:
+            assert (await receive(ws))["kind"] == "hello"
+            chat_server.server.call(chat_server.bus.deliver(Outbound("web", "tab3", "again")))
+            assert (await receive(ws))["text"] == "again"  # nothing kept came twice
+
+
+async def test_a_reply_that_finishes_after_the_tab_closed_is_kept_for_its_return(
+    chat_server: ChatServer, upstream: FakeUpstream
+) -> None:
+    release = threading.Event()
+
+    @tool(description="Looks the answer up (held until the test lets it finish).")
+    async def look_up(ctx: ToolContext, what: str) -> str:
+        await asyncio.to_thread(release.wait, 10)
+        return f"{what}: 42"
+
+    chat_server.tools.register(look_up)
+    call = {"id": "c1", "function": {"name": "look_up", "arguments": {"what": "x"}}}
+    upstream.script(Reply(tool_calls=[call]), Reply(text="The answer is 42."))
+    web = chat_server.server.app.web_chat
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.ws_connect(f"{chat_server.url}/chat/ws?chat=tab4") as ws:
+                await receive(ws)
+                await ws.send_json({"text": "what is the answer?"})
+                assert (await receive(ws))["kind"] == "typing"
+            until(lambda: not web.reaches("tab4"), "the server saw the tab close")
+            release.set()
+            until(lambda: len(kept(chat_server, "tab4")) == 1, "the reply is kept")
+            async with http.ws_connect(f"{chat_server.url}/chat/ws?chat=tab4") as ws:
+                await receive(ws)
+                got = await receive(ws)
+                assert got["text"] == "The answer is 42." and "queued_at" in got
+                assert got["reply_to"]  # still says which question it answers
+    finally:
+        release.set()

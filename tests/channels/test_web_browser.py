@@ -1,5 +1,6 @@
 """The web chat page in a real browser (issue 7): headless Chromium types a message and sees
-the typing indicator, then the reply from the fake upstream, through nerve on a real socket.
+the typing indicator, then the reply from the fake upstream, through nerve on a real socket;
+what came while the page was closed shows when it opens (UX-2), a repeated delivery once.
 
 Needs Debian's `chromium` at /usr/bin/chromium; without it the test is skipped, unless
 CI=true, where it fails. Sync on purpose: Playwright's sync API cannot run inside a loop.
@@ -14,9 +15,10 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
+from nerve.assistant import Outbound
 from nerve.tools import ToolContext, tool
 from tests.browser import chromium, require_chromium
-from tests.channels.conftest import ChatServer
+from tests.channels.conftest import ChatServer, kept, until
 from tests.fakes.upstream import FakeUpstream, Reply
 
 WAIT_MS = 15_000
@@ -62,3 +64,27 @@ def test_type_a_message_see_typing_then_the_reply(
     second = upstream.wait_for_requests(2)[1].body
     assert second["messages"][-1]["content"] == '"x: 42"'
     assert second["messages"][1]["content"] == "what is the answer?"
+
+
+def test_what_came_while_the_page_was_closed_shows_on_open_and_a_repeat_shows_once(
+    chat_server: ChatServer,
+) -> None:
+    bus = chat_server.bus
+    with chromium() as browser:
+        page = browser.new_page()
+        page.goto(f"{chat_server.url}/chat")
+        page.evaluate("localStorage.setItem('nerve-chat-id', 'tab-b1')")  # the page's chat
+        page.goto("about:blank")  # closed
+        chat_server.server.call(bus.deliver(Outbound("web", "tab-b1", "Kept for you.")))
+        until(lambda: len(kept(chat_server, "tab-b1")) == 1, "the message is kept")
+        page.goto(f"{chat_server.url}/chat")
+        shown = page.locator(".msg.assistant")
+        expect(shown).to_have_count(1, timeout=WAIT_MS)
+        expect(shown.first).to_contain_text("Kept for you.")
+        expect(shown.first.locator(".note")).to_contain_text("sent while you were away")
+        for _ in range(2):  # one firing delivered twice (a replica died before recording it)
+            tea = Outbound("web", "tab-b1", "⏰ Reminder: tea", id="job-j1-1780000000")
+            chat_server.server.call(bus.deliver(tea))
+        chat_server.server.call(bus.deliver(Outbound("web", "tab-b1", "After.")))
+        expect(shown).to_have_count(3, timeout=WAIT_MS)
+        assert shown.all_inner_texts()[1:] == ["⏰ Reminder: tea", "After."]

@@ -4,7 +4,8 @@ backend     "sqlite" or "postgres" (PostgreSQL as in tests/memory: skipped when 
             a failure when CI=true)
 make_store  make_store() → another unopened JobStore on this test's (empty) database
 fired       what a recording `deliver` was given: (job id, text, late note)
-make_scheduler(owner) → an opened Scheduler on the shared database, on the ManualClock `clock`
+make_scheduler(owner) → an opened Scheduler on the shared database, on the ManualClock `clock`,
+            delivering to `fired` (it shows everything it is given)
 mailbox     (a real dovecot IMAP server on loopback, a fresh user): tests/jobs/dovecot.py
 """
 
@@ -54,8 +55,9 @@ def make_scheduler(
     clock: ManualClock,
     fired: list[tuple[str, str, str | None]],
 ) -> Callable[..., Awaitable[Scheduler]]:
-    async def deliver(job: Job, late: str | None) -> None:
+    async def deliver(job: Job, late: str | None) -> bool:
         fired.append((job.id, job.text, late))
+        return True
 
     async def make(owner: str = "a", **options: Any) -> Scheduler:
         scheduler = Scheduler(make_store(), deliver, clock, owner=owner, **options)

@@ -15,8 +15,9 @@ from tests.jobs.conftest import START
 async def test_reminder_adds_lists_cancels_and_fires_where_it_was_asked(tmp_path: Path) -> None:
     fired: list[Job] = []
 
-    async def deliver(job: Job, late: str | None) -> None:
+    async def deliver(job: Job, late: str | None) -> bool:
         fired.append(job)
+        return True
 
     scheduler = Scheduler(SQLiteJobStore(tmp_path / "j.db"), deliver, ManualClock(START))
     await scheduler.open()
@@ -78,5 +79,5 @@ async def test_bad_at_or_cron_is_an_error_naming_the_field(tmp_path: Path) -> No
         await scheduler.close()
 
 
-async def _never(job: Job, late: str | None) -> None:
+async def _never(job: Job, late: str | None) -> bool:
     raise AssertionError("nothing should fire")

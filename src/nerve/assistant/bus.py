@@ -4,17 +4,26 @@ Channels (terminal, web, Discord) and jobs (reminders, mail) publish `Inbound` m
 agent consumes them with `next_inbound` and answers with `Outbound` messages, which `deliver`
 routes to the queue of the channel named in the message. A channel reads its queue through
 `subscribe(name)`. Messages for a channel that has not subscribed yet wait in its queue.
+
+Jobs need more than a queue: a reminder may be claimed only by a process that can show it now,
+and counts as delivered only once a channel showed it. So a channel also `attach`es itself: a
+`reach(chat_id)` test (a web chat socket open here, the Discord bot connected) and a confirmed
+`send_now`. `can_deliver` and `deliver_now` ask them; `reachable(channel, chat_id)` tells the
+listeners (the scheduler) that a chat just became reachable, so what waits for it goes now.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Bus", "Inbound", "Outbound"]
+__all__ = ["Bus", "Inbound", "Outbound", "Reach", "SendNow"]
+
+log = logging.getLogger("nerve.bus")
 
 
 def _new_id() -> str:
@@ -45,14 +54,23 @@ class Outbound:
     files: tuple[str, ...] = ()
     kind: Literal["message", "typing"] = "message"
     reply_to: str | None = None  # the Inbound.id this answers
+    # Stable across retries of one delivery (a job's firing, a kept message), so a client that
+    # remembers what it showed can skip a repeat; None for replies, which are sent once.
+    id: str | None = None
+
+
+Reach = Callable[[str], bool]  # chat_id → can this channel show a message there right now?
+SendNow = Callable[["Outbound"], Awaitable[bool]]  # True once shown; False: not deliverable now
 
 
 class Bus:
-    """Asyncio queues: one for the agent, one per channel name."""
+    """Asyncio queues: one for the agent, one per channel name; and the attached channels."""
 
     def __init__(self) -> None:
         self._inbound: asyncio.Queue[Inbound] = asyncio.Queue()
         self._outbound: dict[str, asyncio.Queue[Outbound]] = {}
+        self._attached: dict[str, tuple[Reach, SendNow]] = {}
+        self._listeners: list[Callable[[str, str | None], None]] = []
 
     def _queue(self, channel: str) -> asyncio.Queue[Outbound]:
         queue = self._outbound.get(channel)
@@ -76,3 +94,35 @@ class Bus:
         queue = self._queue(channel)
         while True:
             yield await queue.get()
+
+    # -- confirmed delivery, for jobs ---------------------------------------------------------
+
+    def attach(self, channel: str, reach: Reach, send_now: SendNow) -> None:
+        """`channel` delivers in this process from now on: every chat of it may be reachable."""
+        self._attached[channel] = (reach, send_now)
+        self.reachable(channel)
+
+    def detach(self, channel: str) -> None:
+        self._attached.pop(channel, None)
+
+    def can_deliver(self, channel: str, chat_id: str) -> bool:
+        attached = self._attached.get(channel)
+        return attached is not None and attached[0](chat_id)
+
+    async def deliver_now(self, msg: Outbound) -> bool:
+        """Show `msg` now: True once its channel showed it, False when it cannot here and now
+        (not attached in this process, no open socket for the chat, the bot disconnected)."""
+        attached = self._attached.get(msg.channel)
+        return attached is not None and await attached[1](msg)
+
+    def on_reachable(self, listener: Callable[[str, str | None], None]) -> None:
+        """Call `listener(channel, chat_id)` whenever a chat becomes reachable (None: all)."""
+        self._listeners.append(listener)
+
+    def reachable(self, channel: str, chat_id: str | None = None) -> None:
+        """A channel here can now deliver to `chat_id` (None: to any of its chats)."""
+        for listener in list(self._listeners):
+            try:
+                listener(channel, chat_id)
+            except Exception:  # a listener's bug must not stop a channel from connecting
+                log.exception("a reachability listener failed")

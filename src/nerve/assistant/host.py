@@ -6,9 +6,10 @@
     await host.reload(config)  # the MCP server list follows the config file
     await host.close()
 
-Which channels a process serves matters: the scheduler leaves other channels' reminders to the
-process that serves them (a `nerve serve` without Discord must not claim a Discord reminder
-and put it on a queue nobody reads). A host with no channels (`nerve mcp`) starts nothing.
+The scheduler delivers only through the channels attached to the host's bus, and only to chats
+they reach now: a `nerve serve` without Discord leaves Discord reminders to `nerve discord`, and
+a replica without a chat's socket leaves that chat's to the replica the tab is connected to.
+A host with no channels (`nerve mcp`) starts nothing.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class AssistantHost:
         await self.mcp.start()
         ask = gateway_ask(lambda: app.gateway.gateway)
         summarize = gateway_summarizer(ask, config.assistant.model)
-        self.jobs = Jobs(config, self.bus, summarize=summarize, channels=self.channels)
+        self.jobs = Jobs(config, self.bus, summarize=summarize)
         await self.jobs.start()
         tools = builtin_registry()
         self.mcp.attach(tools)

@@ -7,10 +7,12 @@ channel named by its `chat_id`: replies (as Discord replies when `reply_to` name
 typing indicators, and messages nobody asked for just now (reminders, mail summaries).
 
 discord.py keeps the gateway connection: it heartbeats, RESUMEs after a drop and identifies
-again when the session is gone, so a bot that looks online keeps receiving. Only unprivileged
-intents are requested: Discord sends the text of messages that mention the bot and of DMs
-without the Message Content intent. `api_base` / `gateway_url` point discord.py elsewhere (a
-fake in tests); they are process-wide settings of discord.py.
+again when the session is gone, so a bot that looks online keeps receiving. The channel is
+attached to the bus for jobs: it `reaches` every chat while the gateway is connected, so a
+reminder due while the bot is down stays pending, and READY/RESUMED tell the bus it is back.
+Only unprivileged intents are requested: Discord sends the text of messages that mention the
+bot and of DMs without the Message Content intent. `api_base` / `gateway_url` point discord.py
+elsewhere (a fake in tests); they are process-wide settings of discord.py.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
+import aiohttp
 import discord
 import yarl
 
@@ -81,6 +84,8 @@ class DiscordChannel:
         discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice here
         client = self.client = discord.Client(intents=discord.Intents.default())
         client.event(self.on_message)
+        client.event(self.on_ready)
+        client.event(self.on_resumed)
         try:
             await client.login(self.token)
         except BaseException:
@@ -90,8 +95,11 @@ class DiscordChannel:
             asyncio.create_task(client.connect(reconnect=True), name="discord-gateway"),
             asyncio.create_task(self._send_loop(bus), name="discord-send"),
         ]
+        bus.attach(self.name, self.reaches, self.send_now)
 
     async def stop(self) -> None:
+        if self._bus is not None:
+            self._bus.detach(self.name)
         tasks, self._tasks = self._tasks, []
         for task in tasks[1:]:
             task.cancel()
@@ -110,6 +118,31 @@ class DiscordChannel:
                 await self.send(out)
             except Exception:  # one undeliverable message must not stop the others
                 log.exception("could not send to Discord channel %s", out.chat_id)
+
+    def reaches(self, chat_id: str) -> bool:
+        """While the gateway is connected: Discord is reachable and the bot logged in."""
+        client = self.client
+        return (
+            client is not None and client.is_ready() and not client.is_closed()
+            and client.ws is not None and client.ws.open
+        )  # fmt: skip
+
+    async def send_now(self, out: Outbound) -> bool:
+        if not self.reaches(out.chat_id):
+            return False
+        try:
+            await self.send(out)
+        except (discord.HTTPException, OSError, aiohttp.ClientError):  # Discord refused or is gone
+            log.warning("could not send to Discord channel %s just now", out.chat_id, exc_info=True)
+            return False
+        return True
+
+    async def on_ready(self) -> None:
+        if self._bus is not None:
+            self._bus.reachable(self.name)
+
+    async def on_resumed(self) -> None:
+        await self.on_ready()
 
     async def send(self, out: Outbound) -> None:
         assert self.client is not None, "start() the channel first"

@@ -49,6 +49,9 @@ class TerminalChannel(BusFed):
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self._waiting: dict[str, asyncio.Event] = {}
 
+    def reaches(self, chat_id: str) -> bool:
+        return chat_id == self.chat_id  # this terminal's conversation, while it runs
+
     async def send(self, out: Outbound) -> None:
         if out.kind == "typing":
             if self.interactive:

@@ -2,26 +2,26 @@
 
     browser → server   {"text": "...", "quoted": "..."?}              one Inbound each
     server → browser   {"kind": "hello", "chat_id": "..."}            once, on connect
-                       {"kind": "typing" | "message", "text", "files", "reply_to"}   Outbound
+                       {"kind": "typing" | "message", "text", "files", "reply_to", "id"}
+                       + "queued_at" (epoch seconds) on a message kept while the chat was closed
 
 `web_chat_routes(get_target)` serves either an `Assistant` (each message answered directly) or a
-`Bus` (messages published; the `WebChat` channel subscribes to "web" and routes every Outbound,
-reminders included, to the sockets of its `chat_id`). The page keeps its chat id in
-localStorage, so a reconnecting tab gets what was delivered to its chat. By default only
-loopback clients are served and a cross-site Origin is refused; pass `authorize` to open it up.
+`Bus` (messages published; the `WebChat` channel, web_channel.py, subscribes to "web" and routes
+every Outbound, reminders included, to the sockets of its `chat_id`, or keeps it in the outbox
+while none is open). The page keeps its chat id in localStorage, so a reconnecting tab, on any
+replica, gets what was kept for its chat; `id`, when set, is stable across a repeated delivery.
+By default only loopback clients are served and a cross-site Origin is refused; pass
+`authorize` to open it up.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-import logging
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -30,11 +30,10 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from nerve.assistant import Assistant, Bus, Inbound, Outbound
-from nerve.channels.base import BusFed
+from nerve.channels.web_channel import WebChat
 
 __all__ = ["KEY_PROTOCOL", "WebChat", "loopback_only", "loopback_or_key", "web_chat_routes"]
 
-log = logging.getLogger("nerve.channels.web")
 STATIC = Path(__file__).parent / "static"
 CHAT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_TEXT = 16_000
@@ -90,28 +89,6 @@ def _same_origin(ws: WebSocket) -> bool:
     return origin is None or urlsplit(origin).netloc == ws.headers.get("host")
 
 
-def _payload(out: Outbound) -> dict[str, Any]:
-    body = asdict(out)
-    body["files"] = list(out.files)
-    return body
-
-
-class WebChat(BusFed):
-    """The "web" channel: open sockets by chat id, fed from the bus."""
-
-    name = "web"
-
-    def __init__(self) -> None:
-        self.sockets: dict[str, set[WebSocket]] = {}
-
-    async def send(self, out: Outbound) -> None:
-        for ws in list(self.sockets.get(out.chat_id, ())):
-            try:
-                await ws.send_json(_payload(out))
-            except Exception:  # a socket closing under us: it unregisters itself
-                log.debug("web chat: a socket of %s went away", out.chat_id)
-
-
 def web_chat_routes(
     get_target: Callable[[], Target | None],
     *,
@@ -147,9 +124,9 @@ def web_chat_routes(
         )
         if isinstance(target, Bus) and web.bus is not target:
             await web.start(target)
-        web.sockets.setdefault(chat_id, set()).add(ws)
         try:
             await ws.send_json({"kind": "hello", "chat_id": chat_id})
+            await web.connected(chat_id, ws)  # after hello: what was kept comes next
             while True:
                 try:
                     data = json.loads(await ws.receive_text())
@@ -170,7 +147,7 @@ def web_chat_routes(
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
-            web.sockets.get(chat_id, set()).discard(ws)
+            web.disconnected(chat_id, ws)
 
     return [
         Route("/chat", page, methods=["GET"]),

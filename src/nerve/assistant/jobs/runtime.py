@@ -6,15 +6,16 @@
     ...
     await jobs.stop()
 
-Reminders fire into the bus (`bus_delivery`), mail summaries go to `bus.deliver`; the channels
-subscribed to the bus show them.
+Reminders fire into the bus (`bus_delivery`) only where a channel attached to it can show them
+now (`bus.can_deliver`), and a chat becoming reachable (a tab connecting) wakes the scheduler;
+mail summaries go to `bus.deliver`; the channels subscribed to the bus show them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any
 
 from nerve.assistant.bus import Bus
@@ -35,18 +36,18 @@ class Jobs:
         summarize: Summarize | None = None,
         store: JobStore | None = None,
         clock: Callable[[], float] = time.time,
-        channels: Collection[str] | None = None,
     ) -> None:
-        """`channels`: the channels this process serves (None: all); others' jobs are left to
-        the process that serves them."""
+        """Jobs go only to the channels attached to `bus` in this process; other channels'
+        jobs, and chats without a socket here, are left to a process that can deliver them."""
         settings, mail = config.assistant.jobs, config.assistant.mail
         self.store = store if store is not None else job_store_from_url(config.storage.url)
         self.enabled = settings.enabled
         self.scheduler = Scheduler(
             self.store, bus_delivery(bus), clock, timezone=settings.timezone,
             lease_seconds=settings.lease_seconds, late_after_seconds=settings.late_after_seconds,
-            poll_seconds=settings.poll_seconds, channels=channels,
+            poll_seconds=settings.poll_seconds, can_deliver=bus.can_deliver,
         )  # fmt: skip
+        bus.on_reachable(lambda channel, chat_id: self.scheduler.wake())
         self.mail: MailMonitor | None = None
         if mail.accounts:
             self.mail = MailMonitor(

@@ -1,14 +1,24 @@
-"""Reminders and cron jobs: persisted in the store, fired once across replicas, never dropped.
+"""Reminders and cron jobs: persisted in the store, delivered once across replicas, never dropped.
 
-`Scheduler.tick(now)` fires what is due: it claims each firing by compare-and-set in the store
-(`JobStore.claim`), so schedulers sharing a database fire it once; then calls `deliver(job,
-late)` and deletes a one-shot job or moves a cron job to its next time after `now`. A firing
-missed while nerve was down is delivered late with a note, not dropped (several missed cron
-firings become one). If delivery fails, or the replica dies holding the claim, the claim's
-lease ends and the firing is retried. `run()` ticks forever, waking early when a job is added.
+`Scheduler.tick(now)` fires what is due and deliverable here. A firing is claimed (compare-and-set
+in the store, `JobStore.claim`) only by a process where `can_deliver(channel, chat_id)` holds
+right now: a web chat socket of that chat open in this process, the Discord bot connected. Then
+`deliver(job, late)` must say it was shown; only then is a one-shot job deleted or a cron job
+moved to its next time after `now`. A channel that could not take it releases the claim; the
+firing stays pending, with a log line, until some process can deliver it, then comes late with
+a note (several missed cron firings become one). A delivery that raises, or a replica that dies
+holding the claim, is retried when the claim's lease ends.
 
-`bus_delivery(bus)` is the `deliver` of a server: "notify" sends an `Outbound` to the channel
-the job came from, "execute" publishes an `Inbound` so the agent runs the text as a request.
+Exactly once, with one window left open: a replica that dies after the channel showed a firing
+but before the store recorded it delivers it again when the lease ends. Each firing carries a
+stable `Outbound.id` so a client that remembers what it showed (the web chat page) skips it.
+
+`run()` ticks forever: at the next due time, every `poll_seconds` (other replicas' jobs), as
+soon as a job is added here, and when a chat becomes reachable (`wake`: a tab connected).
+
+`bus_delivery(bus)` is the `deliver` of a server: "notify" shows an `Outbound` through
+`bus.deliver_now`, "execute" hands an `Inbound` to this process's agent (delivered once handed
+over; its answer travels like any reply).
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
@@ -30,11 +40,12 @@ from nerve.assistant.jobs.store import Job, JobStore
 if TYPE_CHECKING:
     from nerve.assistant.bus import Bus
 
-__all__ = ["Deliver", "Scheduler", "bus_delivery", "parse_at"]
+__all__ = ["CanDeliver", "Deliver", "Scheduler", "bus_delivery", "parse_at"]
 
 log = logging.getLogger("nerve.jobs")
 
-Deliver = Callable[[Job, "str | None"], Awaitable[None]]  # (job, late note or None)
+Deliver = Callable[[Job, "str | None"], Awaitable[bool]]  # (job, late note) → shown?
+CanDeliver = Callable[[str, str], bool]  # (channel, chat_id) → can a channel here show it now?
 Mode = Literal["notify", "execute"]
 
 
@@ -60,7 +71,7 @@ class Scheduler:
         late_after_seconds: float = 60,
         poll_seconds: float = 15,
         max_jobs_per_user: int = 100,
-        channels: Collection[str] | None = None,
+        can_deliver: CanDeliver | None = None,
     ) -> None:
         self.store = store
         self.deliver = deliver
@@ -71,10 +82,11 @@ class Scheduler:
         self.late_after = late_after_seconds
         self.poll = poll_seconds
         self.max_jobs = max_jobs_per_user
-        # The channels this process delivers to (None: all). A replica without Discord must not
-        # claim a Discord reminder: it would go to a bus queue nobody reads.
-        self.channels = None if channels is None else frozenset(channels)
+        # Whether this process can show a job's message now (None: always). A replica without
+        # the chat's socket, or without Discord, must not claim it: nobody here would see it.
+        self.can_deliver = can_deliver or (lambda channel, chat_id: True)
         self._wake = asyncio.Event()
+        self._kept: set[tuple[str, float]] = set()  # firings logged as kept: one line each
 
     async def open(self) -> None:
         await self.store.open()
@@ -134,7 +146,7 @@ class Scheduler:
         job = Job(uuid.uuid4().hex[:12], user_id, channel, chat_id, text.strip(), mode, cron,
                   due, due, None, now)  # fmt: skip
         await self.store.insert(job)
-        self._wake.set()
+        self.wake()
         return self.describe(job)
 
     async def list(self, user_id: str) -> list[dict[str, Any]]:
@@ -144,40 +156,70 @@ class Scheduler:
         """Whether this user had a job by that id (another user's jobs are not theirs to cancel)."""
         return await self.store.delete(user_id, id)
 
+    def wake(self) -> None:
+        """Tick now: a job was added, or a chat became reachable (a tab connected)."""
+        self._wake.set()
+
     async def tick(self, now: float | None = None, *, limit: int = 100) -> int:
-        """Fire what is due at `now` (default: the clock); the number of firings delivered."""
+        """Fire what is due at `now` (default: the clock); the number of firings delivered.
+        Reads every due job, a page of `limit` at a time, so kept ones never hide the others."""
         now = self.clock() if now is None else now
-        fired = 0
-        for job in await self.store.due(now, limit):
-            if self.channels is not None and job.channel not in self.channels:
-                continue
-            if not await self.store.claim(job.id, job.next_run, self.owner, now + self.lease):
-                continue  # another replica has it
-            late = None
-            if now - job.due_at > self.late_after:
-                late = f"late: was due at {self._iso(job.due_at)}"
-            try:
-                await self.deliver(job, late)
-            except Exception:
-                log.exception("job %s: delivery failed; retried when its lease ends", job.id)
-                continue
-            next_due = None if job.cron is None else self._next_cron(job.cron, now)
-            await self.store.finish(job.id, self.owner, next_due)
-            fired += 1
+        fired, kept = 0, set[tuple[str, float]]()
+        after: tuple[float, str] | None = None
+        while True:
+            page = await self.store.due(now, limit, after)
+            for job in page:
+                fired += await self._fire(job, now, kept)
+            if len(page) < limit:
+                break
+            after = (page[-1].next_run, page[-1].id)
+        self._kept &= kept  # forget firings that are no longer kept (delivered elsewhere)
         return fired
+
+    async def _fire(self, job: Job, now: float, kept: set[tuple[str, float]]) -> int:
+        if not self.can_deliver(job.channel, job.chat_id):
+            self._keep(job, kept, "no channel here can deliver to it now")
+            return 0
+        if not await self.store.claim(job.id, job.next_run, self.owner, now + self.lease):
+            return 0  # another replica has it
+        late = None
+        if now - job.due_at > self.late_after:
+            late = f"late: was due at {self._iso(job.due_at)}"
+        try:
+            delivered = await self.deliver(job, late)
+        except Exception:
+            log.exception("job %s: delivery failed; retried when its lease ends", job.id)
+            return 0
+        if not delivered:
+            await self.store.release(job.id, self.owner)
+            self._keep(job, kept, "its channel could not take it just now")
+            return 0
+        next_due = None if job.cron is None else self._next_cron(job.cron, now)
+        await self.store.finish(job.id, self.owner, next_due)
+        return 1
+
+    def _keep(self, job: Job, kept: set[tuple[str, float]], why: str) -> None:
+        key = (job.id, job.due_at)
+        kept.add(key)
+        if key not in self._kept:
+            self._kept.add(key)
+            log.info(
+                "job %s for %s/%s (due %s) kept pending: %s", job.id, job.channel, job.chat_id,
+                self._iso(job.due_at), why,
+            )  # fmt: skip
 
     async def run(self) -> None:
         """Tick forever: at the next due time, every `poll_seconds` (other replicas' jobs), or
-        as soon as a job is added."""
+        as soon as `wake` is called."""
         while True:
             self._wake.clear()
             now = self.clock()
             wait = self.poll
             try:
                 await self.tick(now)
-                soonest = await self.store.due(now + self.poll, 1)
-                if soonest:
-                    wait = max(0.0, min(wait, soonest[0].next_run - now))
+                soonest = await self.store.next_after(now)
+                if soonest is not None:
+                    wait = max(0.0, min(wait, soonest - self.clock()))
             except Exception:
                 log.exception("scheduler tick failed; retrying in %.0f s", self.poll)
             with contextlib.suppress(TimeoutError):
@@ -185,14 +227,16 @@ class Scheduler:
 
 
 def bus_delivery(bus: Bus) -> Deliver:
-    """notify → an Outbound to the job's channel; execute → an Inbound the agent answers."""
+    """notify → an Outbound shown by the job's channel now; execute → an Inbound the agent here
+    answers. Pair it with `can_deliver=bus.can_deliver`."""
     from nerve.assistant.bus import Inbound, Outbound
 
-    async def deliver(job: Job, late: str | None) -> None:
+    async def deliver(job: Job, late: str | None) -> bool:
         if job.mode == "execute":
             await bus.publish(Inbound(job.channel, job.chat_id, job.user_id, job.text, note=late))
-        else:
-            text = f"⏰ Reminder: {job.text}" + (f" ({late})" if late else "")
-            await bus.deliver(Outbound(job.channel, job.chat_id, text))
+            return True
+        text = f"⏰ Reminder: {job.text}" + (f" ({late})" if late else "")
+        firing = f"job-{job.id}-{job.due_at:.0f}"  # the same on a retry: a client can skip it
+        return await bus.deliver_now(Outbound(job.channel, job.chat_id, text, id=firing))
 
     return deliver

@@ -2,10 +2,16 @@
 
 Tables `jobs` and `mail_seen` (migration 3 of `nerve.memory.migrations`). A job's `due_at` is
 when its pending firing is due; `next_run` is when a scheduler should act on it: `due_at`, or
-the end of a claim's lease. Replicas claim a firing by compare-and-set on `next_run` (`claim`),
-so two schedulers on one database fire it once; a replica that dies holding a claim loses it
-when the lease ends and another fires it late. Same protocol as `nerve.agents.store`: SQLite
-(one connection) and PostgreSQL (an asyncpg pool), both migrated at open.
+the end of a claim's lease. A firing's states, all in the row:
+
+    pending (claimed_by NULL, next_run = due_at)  --claim-->  claimed (owner, next_run = lease end)
+    claimed --finish--> delivered (one-shot: deleted; cron: pending at its next time)
+    claimed --release--> pending (the channel could not take it just now)
+    claimed, lease ended --> due again: another replica may claim it (its owner died)
+
+Replicas claim by compare-and-set on `next_run` (`claim`), so two schedulers on one database
+fire a firing once. Same protocol as `nerve.agents.store`: SQLite (one connection) and
+PostgreSQL (an asyncpg pool), both migrated at open.
 """
 
 from __future__ import annotations
@@ -25,6 +31,10 @@ __all__ = ["Job", "JobStore", "PostgresJobStore", "SQLiteJobStore", "job_store_f
 _COLUMNS = (
     "id, user_id, channel, chat_id, text, mode, cron, due_at, next_run, claimed_by, created_at"
 )
+
+_SOONEST = "ORDER BY next_run, id"
+_RELEASE = "UPDATE jobs SET next_run = due_at, claimed_by = NULL"  # back to pending
+Page = tuple[float, str] | None  # (next_run, id) of the last job of the page before
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +66,20 @@ class JobStore(Protocol):
     async def get(self, job_id: str) -> Job | None: ...
     async def delete(self, user_id: str, job_id: str) -> bool: ...
 
-    async def due(self, now: float, limit: int) -> list[Job]:
-        """Jobs whose next_run <= now, soonest first."""
+    async def due(self, now: float, limit: int, after: Page = None) -> list[Job]:
+        """Jobs whose next_run <= now, soonest first; past `after` (next_run, id) when paging."""
+
+    async def next_after(self, now: float) -> float | None:
+        """The soonest next_run later than `now`, if any."""
 
     async def claim(self, job_id: str, expected: float, owner: str, until: float) -> bool:
         """Atomically: if next_run is still `expected`, set claimed_by=owner, next_run=until."""
 
     async def finish(self, job_id: str, owner: str, next_due: float | None) -> None:
         """After firing: delete (next_due None) or move to next_due, if `owner` still holds it."""
+
+    async def release(self, job_id: str, owner: str) -> None:
+        """Undelivered: pending again at its due time, if `owner` still holds it."""
 
     async def mail_seen(self, account: str) -> tuple[int, int] | None:
         """(uidvalidity, last_uid) of a mail account, if recorded."""
@@ -105,9 +121,14 @@ class SQLiteJobStore(SQLiteConnection):
             await self._exec("DELETE FROM jobs WHERE id = ? AND user_id = ?", (job_id, user_id)) > 0
         )
 
-    async def due(self, now: float, limit: int) -> list[Job]:
-        sql = f"SELECT {_COLUMNS} FROM jobs WHERE next_run <= ? ORDER BY next_run, id LIMIT ?"
-        return [_job(r) for r in await self._fetch(sql, (now, limit))]
+    async def due(self, now: float, limit: int, after: Page = None) -> list[Job]:
+        page, args = ("AND (next_run, id) > (?, ?)", after) if after else ("", ())
+        sql = f"SELECT {_COLUMNS} FROM jobs WHERE next_run <= ? {page} {_SOONEST} LIMIT ?"
+        return [_job(r) for r in await self._fetch(sql, (now, *args, limit))]
+
+    async def next_after(self, now: float) -> float | None:
+        rows = await self._fetch("SELECT MIN(next_run) FROM jobs WHERE next_run > ?", (now,))
+        return None if rows[0][0] is None else float(rows[0][0])
 
     async def claim(self, job_id: str, expected: float, owner: str, until: float) -> bool:
         sql = "UPDATE jobs SET claimed_by = ?, next_run = ? WHERE id = ? AND next_run = ?"
@@ -122,6 +143,10 @@ class SQLiteJobStore(SQLiteConnection):
                 " WHERE id = ? AND claimed_by = ?"
             )
             await self._exec(sql, (next_due, next_due, job_id, owner))
+
+    async def release(self, job_id: str, owner: str) -> None:
+        sql = f"{_RELEASE} WHERE id = ? AND claimed_by = ?"
+        await self._exec(sql, (job_id, owner))
 
     async def mail_seen(self, account: str) -> tuple[int, int] | None:
         sql = "SELECT uidvalidity, last_uid FROM mail_seen WHERE account = ?"
@@ -169,9 +194,14 @@ class PostgresJobStore(PostgresPool):
         )
         return _count(status) > 0
 
-    async def due(self, now: float, limit: int) -> list[Job]:
-        sql = f"SELECT {_COLUMNS} FROM jobs WHERE next_run <= $1 ORDER BY next_run, id LIMIT $2"
-        return [_job(tuple(r)) for r in await self._db.fetch(sql, now, limit)]
+    async def due(self, now: float, limit: int, after: Page = None) -> list[Job]:
+        page, args = ("AND (next_run, id) > ($3, $4)", after) if after else ("", ())
+        sql = f"SELECT {_COLUMNS} FROM jobs WHERE next_run <= $1 {page} {_SOONEST} LIMIT $2"
+        return [_job(tuple(r)) for r in await self._db.fetch(sql, now, limit, *args)]
+
+    async def next_after(self, now: float) -> float | None:
+        soonest = await self._db.fetchval("SELECT MIN(next_run) FROM jobs WHERE next_run > $1", now)
+        return None if soonest is None else float(soonest)
 
     async def claim(self, job_id: str, expected: float, owner: str, until: float) -> bool:
         sql = "UPDATE jobs SET claimed_by = $1, next_run = $2 WHERE id = $3 AND next_run = $4"
@@ -187,6 +217,10 @@ class PostgresJobStore(PostgresPool):
                 " WHERE id = $2 AND claimed_by = $3"
             )
             await self._db.execute(sql, next_due, job_id, owner)
+
+    async def release(self, job_id: str, owner: str) -> None:
+        sql = f"{_RELEASE} WHERE id = $1 AND claimed_by = $2"
+        await self._db.execute(sql, job_id, owner)
 
     async def mail_seen(self, account: str) -> tuple[int, int] | None:
         sql = "SELECT uidvalidity, last_uid FROM mail_seen WHERE account = $1"

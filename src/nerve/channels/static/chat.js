@@ -1,4 +1,6 @@
 // The web chat: one WebSocket to /chat/ws; messages in, typing indicators and replies out.
+// What came while the tab was closed arrives on connect (marked with queued_at); a message
+// with an id is shown once even if the server delivers it again (after a replica died).
 "use strict";
 (function () {
   const messages = document.getElementById("messages");
@@ -17,8 +19,18 @@
   let socket = null;
   let retry = 500;
   const queue = [];
+  const shownKey = "nerve-chat-shown:" + chatId;
+  const shown = JSON.parse(localStorage.getItem(shownKey) || "[]");
 
-  function show(kind, text, files) {
+  function firstTime(id) {
+    if (!id) return true;
+    if (shown.includes(id)) return false;
+    shown.push(id);
+    localStorage.setItem(shownKey, JSON.stringify(shown.slice(-200)));
+    return true;
+  }
+
+  function show(kind, text, files, note) {
     const item = document.createElement("div");
     item.className = "msg " + kind;
     item.textContent = text;
@@ -27,6 +39,12 @@
       file.className = "file";
       file.textContent = "file: " + path;
       item.appendChild(file);
+    }
+    if (note) {
+      const small = document.createElement("span");
+      small.className = "note";
+      small.textContent = note;
+      item.appendChild(small);
     }
     messages.appendChild(item);
     messages.scrollTop = messages.scrollHeight;
@@ -64,7 +82,11 @@
         typing.hidden = false;
       } else if (msg.kind === "message") {
         typing.hidden = true;
-        show("assistant", msg.text, msg.files);
+        if (!firstTime(msg.id)) return;
+        const away = msg.queued_at
+          ? "sent while you were away, " + new Date(msg.queued_at * 1000).toLocaleString()
+          : null;
+        show("assistant", msg.text, msg.files, away);
       } else if (msg.kind === "error") {
         show("error", msg.text);
       }
