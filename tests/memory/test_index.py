@@ -287,7 +287,8 @@ def test_loading_many_records_at_once_ranks_exactly_as_adding_them_one_by_one() 
     import random
 
     rng = random.Random(5)
-    words = "pottery class lake sunrise dog rex sweden moved painted july trip deploy".split()
+    words = ["pottery", "class", "lake", "sunrise", "dog", "rex", "sweden", "moved", "painted",
+             "july", "trip", "deploy"]  # fmt: skip
     at = rng.sample(range(1000), 300)  # distinct times: equal ones are ordered by slot
     records = [
         rec(f"r{i}", " ".join(rng.sample(words, 4)), kind="turn",
