@@ -10,13 +10,13 @@ methods on top of its `write`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from nerve.memory.model import FactChange, Record
 
-__all__ = ["KINDS", "Op", "Writes", "known_users", "removed_ids"]
+__all__ = ["KINDS", "Op", "Writes", "in_order", "known_users", "removed_ids"]
 
 KINDS = ("put", "delete", "delete_user", "touch", "put_fact", "replace_with_summary")
 
@@ -48,6 +48,30 @@ def known_users(ops: Iterable[Op]) -> set[str]:
 def removed_ids(ops: Iterable[Op]) -> list[str]:
     """The ids that `ops` delete one by one (whose owners the store must look up)."""
     return [i for op in ops if op.kind in ("delete", "replace_with_summary") for i in op.args[0]]
+
+
+async def in_order(
+    ops: Sequence[Op],
+    put: Callable[[list[Record]], Awaitable[None]],
+    run: Callable[[Op], Awaitable[int]],
+) -> list[int]:
+    """What a backend's `write` does inside its transaction: `ops` in order, each run of
+    consecutive puts as one `put` (one statement: upserts, so the last of an id wins), every
+    other op through `run`; the counts, one per op."""
+    counts: list[int] = []
+    puts: list[Record] = []
+    for op in ops:
+        if op.kind == "put":
+            puts += op.args[0]
+            counts.append(0)
+            continue
+        if puts:
+            await put(puts)
+            puts = []
+        counts.append(await run(op))
+    if puts:
+        await put(puts)
+    return counts
 
 
 class Writes:

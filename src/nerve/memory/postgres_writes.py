@@ -15,7 +15,7 @@ from typing import Any
 
 from nerve.memory.codec import COLUMNS, UPSERT, Row, change_row, dedupe, finite, record_row
 from nerve.memory.model import Record
-from nerve.memory.ops import Op, known_users, removed_ids
+from nerve.memory.ops import Op, in_order, known_users, removed_ids
 
 __all__ = ["write"]
 
@@ -59,20 +59,9 @@ async def write(conn: Any, ops: Sequence[Op], at: float) -> list[int]:
         rows = await conn.fetch("SELECT user_id FROM records WHERE id = ANY($1::text[])", doomed)
         owners = {row[0] for row in rows}
     versions = await _bump(conn, known_users(ops) | owners)
-    counts: list[int] = []
-    puts: list[Record] = []  # consecutive puts go in one statement: upserts, the last one wins
-    for op in ops:
-        if op.kind == "put":
-            puts += op.args[0]
-            counts.append(0)
-            continue
-        if puts:
-            await _put(conn, puts, versions)
-            puts = []
-        counts.append(await _run(conn, op, versions, at))
-    if puts:
-        await _put(conn, puts, versions)
-    return counts
+    return await in_order(
+        ops, lambda records: _put(conn, records, versions), lambda op: _run(conn, op, versions, at)
+    )
 
 
 async def _bump(conn: Any, users: set[str]) -> Versions:

@@ -15,7 +15,7 @@ import aiosqlite
 
 from nerve.memory.codec import COLUMNS, UPSERT, change_row, dedupe, finite, record_row
 from nerve.memory.model import Record
-from nerve.memory.ops import Op, known_users, removed_ids
+from nerve.memory.ops import Op, in_order, known_users, removed_ids
 
 __all__ = ["chunks", "marks", "write"]
 
@@ -52,20 +52,9 @@ async def write(db: aiosqlite.Connection, ops: Sequence[Op], at: float) -> list[
         )
         owners.update(row[0] for row in rows)
     versions = await _bump(db, known_users(ops) | owners)
-    counts: list[int] = []
-    puts: list[Record] = []  # consecutive puts go in one statement: upserts, the last one wins
-    for op in ops:
-        if op.kind == "put":
-            puts += op.args[0]
-            counts.append(0)
-            continue
-        if puts:
-            await _put(db, puts, versions)
-            puts = []
-        counts.append(await _run(db, op, versions, at))
-    if puts:
-        await _put(db, puts, versions)
-    return counts
+    return await in_order(
+        ops, lambda records: _put(db, records, versions), lambda op: _run(db, op, versions, at)
+    )
 
 
 async def _bump(db: aiosqlite.Connection, users: set[str]) -> Versions:
