@@ -17,7 +17,7 @@ from nerve.memory.codec import COLUMNS, UPSERT, Row, change_row, dedupe, finite,
 from nerve.memory.model import Record
 from nerve.memory.ops import Op, in_order, known_users, removed_ids
 
-__all__ = ["write"]
+__all__ = ["put_at_once", "puts_alone", "write"]
 
 _TYPES = ("text",) * 9 + ("float8",) * 4 + ("int8", "int8")  # COLUMNS, then version
 _PUT = (
@@ -30,6 +30,22 @@ _BUMP = (
     "INSERT INTO user_versions (user_id, version) SELECT u, 1 FROM unnest($1::text[]) AS u"
     " ORDER BY u ON CONFLICT (user_id) DO UPDATE SET version = user_versions.version + 1"
     " RETURNING user_id, version"
+)
+# A batch of puts alone (the usual one) as ONE statement, so one round trip and no BEGIN/COMMIT:
+# the versions are raised in a CTE and each row joins its user's new one. A NULL user_id still
+# fails (user_versions' NOT NULL), where an inner join would have dropped the row.
+_ROW_TYPES = _TYPES[:-1]
+_PUT_AT_ONCE = (
+    "WITH bumped AS ("
+    "INSERT INTO user_versions (user_id, version)"
+    f" SELECT u, 1 FROM unnest(${len(_ROW_TYPES) + 1}::text[]) AS u ORDER BY u"
+    " ON CONFLICT (user_id) DO UPDATE SET version = user_versions.version + 1"
+    " RETURNING user_id, version)"
+    f" INSERT INTO records ({', '.join(COLUMNS)}, version)"
+    f" SELECT {', '.join('t.data::json' if c == 'data' else f't.{c}' for c in COLUMNS)},"
+    " bumped.version"
+    f" FROM unnest({', '.join(f'${i}::{t}[]' for i, t in enumerate(_ROW_TYPES, 1))})"
+    f" AS t({', '.join(COLUMNS)}) JOIN bumped ON bumped.user_id = t.user_id" + UPSERT
 )
 _TOMBSTONES = (
     "INSERT INTO tombstones (user_id, version, record_id, at)"
@@ -47,6 +63,21 @@ Versions = dict[str, int]
 def _count(status: str) -> int:
     """Rows affected, from a command tag such as "DELETE 3"."""
     return int(status.rsplit(" ", 1)[-1])
+
+
+def puts_alone(ops: Sequence[Op]) -> list[Record] | None:
+    """The records, when `ops` are puts only and few enough for one statement."""
+    if any(op.kind != "put" for op in ops):
+        return None
+    records = [r for op in ops for r in op.args[0]]
+    return records if len(records) <= _BATCH else None
+
+
+async def put_at_once(db: Any, records: Sequence[Record]) -> None:
+    """Puts as one statement on `db` (a pool or a connection), its own transaction."""
+    rows = dedupe(records)
+    users = sorted({row[1] for row in rows}, key=lambda u: (u is None, u or ""))
+    await db.execute(_PUT_AT_ONCE, *[list(c) for c in zip(*rows, strict=True)], users)
 
 
 # `conn` is an asyncpg connection (or a pool's proxy of one): Any, as asyncpg-stubs types the two
