@@ -4,6 +4,8 @@ tests/test_one_nerve.py runs the same with real processes."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from nerve.memory.cache import SearchCache
@@ -139,4 +141,32 @@ async def test_a_cache_unvalidated_longer_than_tombstones_are_kept_is_rebuilt(re
     now[0] += TOMBSTONE_SECONDS / 2 + 1
     assert len(await cache.search("u", "note", 5)) == 3
     assert cache.loads == 2  # too long unproven: rebuilt from the store
+    await store_.close()
+
+
+async def test_a_user_is_not_evicted_while_their_index_catches_up(reopen):
+    """A search loading another user must not drop an index that is half way through catching
+    up: it would then be held as fresh with only the latest changes in it."""
+    gate, waiting = asyncio.Event(), asyncio.Event()
+
+    class Paused(GroupCommit):  # the real store, with one read held back until told
+        async def deleted(self, user_id, since):
+            if user_id == "a":
+                waiting.set()
+                await gate.wait()
+            return await super().deleted(user_id, since)
+
+    store_ = Paused(reopen())
+    await store_.open()
+    await store_.put([rec("a", n) for n in range(600)])
+    await store_.put([rec("b", n) for n in range(600)])
+    cache = SearchCache(store_, max_records=1000)
+    await cache.search("a", "note", 5)
+    await store_.put([rec("a", 600)])  # a's index must now catch up on one change
+    catching_up = asyncio.create_task(cache.search("a", "note", 5))
+    await waiting.wait()
+    await cache.search("b", "note", 5)  # 1,200 records held: over the cap, "a" is the oldest
+    gate.set()
+    await catching_up
+    assert cache.index.size("a") == 601  # all of it, not the one change alone
     await store_.close()

@@ -56,6 +56,7 @@ class SearchCache:
         self._held: OrderedDict[str, _Held] = OrderedDict()  # least recently searched first
         self._total = 0  # records held
         self._locks = [asyncio.Lock() for _ in range(_LOCKS)]
+        self._loading: set[str] = set()  # users whose refresh is under way: never evicted
 
     async def search(self, user_id: str, query: str, k: int) -> list[tuple[str, float]]:
         """The user's `k` best record ids for `query`, fresh as of this call (index.py)."""
@@ -65,7 +66,11 @@ class SearchCache:
     async def refresh(self, user_id: str) -> None:
         """Bring the user's index up to date with the store."""
         async with self._locks[hash(user_id) % _LOCKS]:
-            await self._refresh(user_id)
+            self._loading.add(user_id)
+            try:
+                await self._refresh(user_id)
+            finally:
+                self._loading.discard(user_id)
 
     async def _refresh(self, user_id: str) -> None:
         now = self.clock()
@@ -100,7 +105,7 @@ class SearchCache:
         for other in list(self._held):  # the least recently searched go first
             if self._total <= self.max_records:
                 break
-            if other != user_id:
+            if other not in self._loading:  # evicted mid-load, it would be held incomplete
                 self.forget(other)
 
     def forget(self, user_id: str) -> None:
