@@ -278,3 +278,30 @@ def test_embeddings_without_the_extra_stop_start_up_naming_the_key(tmp_path):
     with pytest.raises(ConfigError) as info:
         build_memory(config, environ={})
     assert info.value.path == "memory.embeddings" and "nerve[embeddings]" in info.value.message
+
+
+async def test_a_query_ranks_as_if_every_hit_were_read_and_scored(memory, clock):
+    """ME-2/ME-7: recall reads hits from the store a few at a time and stops once no later hit
+    can enter the top; its answer equals scoring every hit (importance, age and recall counts
+    all varied, so decay reorders hits)."""
+    import random
+
+    from nerve.memory.decay import ranked_score
+
+    rng = random.Random(11)
+    words = ["deploy", "staging", "kestrel", "release", "wiki", "friday", "rollback", "lake"]
+    for _ in range(300):
+        clock.now = 1_800_000_000.0 + rng.randrange(200) * DAY
+        await memory.store_memory(
+            "asha", tier="episodic", intent="note", importance=rng.uniform(0.4, 1.0),
+            data={"text": " ".join(rng.sample(words, 3))},
+        )  # fmt: skip
+    clock.now = 1_800_000_000.0 + 400 * DAY
+    for query in ("deploy kestrel", "friday rollback release", "lake"):
+        for limit in (1, 5, 30):
+            got = await memory.recall("asha", query=query, limit=limit, touch=False)
+            hits = dict(await memory.search.search("asha", query, max(limit * 10, 100)))
+            every = [(ranked_score(hits[r.id], r, clock.now), r.created_at, r.id)
+                     for r in await memory.store.get(list(hits))]  # fmt: skip
+            every.sort(key=lambda x: (-x[0], -x[1]))
+            assert [x.record.id for x in got] == [rid for _, _, rid in every[:limit]]

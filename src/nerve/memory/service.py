@@ -219,12 +219,7 @@ class Memory:
         short = [r for r in self._short.get(user, ()) if keep(r)]
         if query and query.strip():
             hits = await self.search.search(user, query, max(limit * 10, 100))
-            relevance = dict(hits)
-            # The store says what exists now (a hit deleted since is gone) and whose it is.
-            scored = [
-                Recalled(r, ranked_score(relevance[r.id], r, now))
-                for r in await self.store.get(list(relevance)) if r.user_id == user and keep(r)
-            ]  # fmt: skip
+            scored = await self._rank(user, hits, keep, limit, now)
             words = set(query.lower().split())
             scored += [
                 Recalled(r, decayed_score(r, now)) for r in short
@@ -245,6 +240,31 @@ class Memory:
             self._pending.add(task)
             task.add_done_callback(self._touched)
         return top
+
+    async def _rank(
+        self,
+        user: str,
+        hits: list[tuple[str, float]],
+        keep: Callable[[Record], bool],
+        limit: int,
+        now: float,
+    ) -> list[Recalled]:
+        """The hits that pass `keep`, scored. They are read from the store (what exists now, and
+        whose it is) best first, a few at a time: a score is at most its relevance (decay.py),
+        so once `limit` of them beat the next hit's relevance, no later hit can enter."""
+        scored: list[Recalled] = []
+        step = max(2 * limit, 20)
+        for start in range(0, len(hits), step):
+            chunk = dict(hits[start : start + step])
+            if len(scored) >= limit:
+                kth = sorted((x.score for x in scored), reverse=True)[limit - 1]
+                if next(iter(chunk.values())) < kth:
+                    break
+            scored += [
+                Recalled(r, ranked_score(chunk[r.id], r, now))
+                for r in await self.store.get(list(chunk)) if r.user_id == user and keep(r)
+            ]  # fmt: skip
+        return scored
 
     def _touched(self, task: asyncio.Task[None]) -> None:
         self._pending.discard(task)
