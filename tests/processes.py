@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -21,6 +22,17 @@ from pathlib import Path
 import httpx
 
 __all__ = ["Replica"]
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_the_tests() -> None:
+    """In the child, before exec: SIGTERM when the test process dies, however it dies (a CI
+    timeout's SIGKILL included), so no replica outlives the run that started it (Linux)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class Replica:
@@ -34,6 +46,7 @@ class Replica:
             [*cmd, "--workers", str(workers), "--log-level", "info"],
             cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True, start_new_session=True,
+            preexec_fn=_die_with_the_tests,
         )  # fmt: skip
         self.log: list[str] = []
         self.url = ""
