@@ -129,11 +129,10 @@ class GroupCommit(Writes):
 
 
 def _check(op: Op) -> None:
+    """The cheap checks. A put's records are checked as the store encodes them: a bad one fails
+    its shared transaction before any SQL runs, and then alone (see `_commit`)."""
     a = op.args
-    if op.kind == "put":
-        for record in a[0]:
-            walops.check_record(record)
-    elif op.kind == "put_fact":
+    if op.kind == "put_fact":
         walops.check_record(a[0])
         walops.check_change(a[1])
     elif op.kind == "replace_with_summary":

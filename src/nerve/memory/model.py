@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
 __all__ = [
@@ -58,10 +58,13 @@ class Record:
 
     @classmethod
     def make(cls, **fields: Any) -> Record:
-        record = cls(**fields)
-        text = record.text or searchable_text(record.intent, record.data)
-        updated = record.updated_at or record.created_at
-        return replace(record, text=text, updated_at=updated)
+        """A record with its derived fields filled: `text`, and `updated_at` (= created_at)."""
+        if not fields.get("text"):
+            fields["text"] = searchable_text(fields["intent"], fields["data"])
+        if not fields.get("updated_at"):
+            fields.setdefault("created_at", time.time())
+            fields["updated_at"] = fields["created_at"]
+        return cls(**fields)
 
     def to_dict(self) -> dict[str, Any]:
         return {
