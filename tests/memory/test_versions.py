@@ -125,3 +125,9 @@ async def test_two_connections_writing_one_user_at_once_lose_no_version(reopen):
     found = await entries(reader, "u", -1)
     assert len(found) == 80
     assert sorted(found.values()) == list(range(1, 81))
+
+
+async def test_a_write_of_empty_puts_changes_nothing(store):
+    await store.put([rec("u", 1)])
+    assert await store.write([Op("put", ([],)), Op("put", ([],))]) == [0, 0]
+    assert await store.version("u") == 1

@@ -76,6 +76,8 @@ def puts_alone(ops: Sequence[Op]) -> list[Record] | None:
 async def put_at_once(db: Any, records: Sequence[Record]) -> None:
     """Puts as one statement on `db` (a pool or a connection), its own transaction."""
     rows = dedupe(records)
+    if not rows:
+        return
     users = sorted({row[1] for row in rows}, key=lambda u: (u is None, u or ""))
     await db.execute(_PUT_AT_ONCE, *[list(c) for c in zip(*rows, strict=True)], users)
 
