@@ -47,6 +47,10 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/memory_store.py
 	$(BIN)/python bench/memory_wal.py
 	$(BIN)/python bench/memory_api.py
+	$(BIN)/python bench/memory_scale.py writes
+	$(BIN)/python bench/memory_scale.py startup
+	$(BIN)/python bench/memory_scale.py search
+	$(BIN)/python bench/memory_transfer.py
 	$(BIN)/python bench/gateway.py $(ARGS)
 	$(BIN)/python bench/replicas.py
 	$(BIN)/python bench/mcp_latency.py

@@ -3,7 +3,7 @@
     python bench/memory_api.py [--sizes 10000,100000] [--backends sqlite,postgres]
 
 For each backend and size: one user's records are written as perception events by 64 concurrent
-writers (each `record_event` returns once durable: through the WAL, fsync'd, group commit), then
+writers (each `record_event` returns once committed in the store: group commit), then
 200 recalls with a text query and 200 without are timed. PostgreSQL is used at
 postgresql://postgres@127.0.0.1:5432/test (override with NERVE_BENCH_POSTGRES_DSN), in a schema
 of its own that is dropped afterwards. Everything stays on this machine.
