@@ -85,13 +85,13 @@ async def test_nothing_is_read_at_open_and_an_unchanged_user_is_not_reloaded(mak
     a = await make_memory()
     await store(a, "one")
     b = await make_memory()
-    assert len(b.search) == 0 and b.search.loads == 0
+    assert len(b.cache) == 0 and b.cache.loads == 0
     await found(b, "one")
     await found(b, "one")
-    assert b.search.loads == 1  # the second search only read the version
+    assert b.cache.loads == 1  # the second search only read the version
     await store(a, "two one")
     assert len(await found(b, "one")) == 2
-    assert b.search.loads == 1  # caught up from the change, not reloaded
+    assert b.cache.loads == 1  # caught up from the change, not reloaded
 
 
 async def test_users_never_see_each_others_records(make_memory):

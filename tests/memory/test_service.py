@@ -300,7 +300,7 @@ async def test_a_query_ranks_as_if_every_hit_were_read_and_scored(memory, clock)
     for query in ("deploy kestrel", "friday rollback release", "lake"):
         for limit in (1, 5, 30):
             got = await memory.recall("asha", query=query, limit=limit, touch=False)
-            hits = dict(await memory.search.search("asha", query, max(limit * 10, 100)))
+            hits = dict(await memory.cache.search("asha", query, max(limit * 10, 100)))
             every = [(ranked_score(hits[r.id], r, clock.now), r.created_at, r.id)
                      for r in await memory.store.get(list(hits))]  # fmt: skip
             every.sort(key=lambda x: (-x[0], -x[1]))

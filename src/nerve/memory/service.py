@@ -66,7 +66,7 @@ class Memory:
         cache_records: int = 500_000,
     ) -> None:
         self.store = store
-        self.search = SearchCache(store, index, max_records=cache_records)
+        self.cache = SearchCache(store, index, max_records=cache_records)
         self.threshold = importance_threshold
         self.short_term_cap = short_term_cap
         self.max_data_bytes = max_data_bytes
@@ -180,7 +180,7 @@ class Memory:
         user = _user(user_id)
         dropped = len(self._short.pop(user, ()))
         deleted = await self.store.delete_user(user)
-        self.search.forget(user)  # the next search would rebuild it anyway: free it now
+        self.cache.forget(user)  # the next search would rebuild it anyway: free it now
         return dropped + deleted
 
     # -- reading ---------------------------------------------------------------------------
@@ -218,7 +218,7 @@ class Memory:
 
         short = [r for r in self._short.get(user, ()) if keep(r)]
         if query and query.strip():
-            hits = await self.search.search(user, query, max(limit * 10, 100))
+            hits = await self.cache.search(user, query, max(limit * 10, 100))
             scored = await self._rank(user, hits, keep, limit, now)
             words = set(query.lower().split())
             scored += [
