@@ -22,7 +22,9 @@ from nerve.config_sections import (
     AdminConfig,
     AgentsConfig,
     AssistantConfig,
+    BudgetConfig,
     IntentConfig,
+    KeyConfig,
     LearningConfig,
     MemoryConfig,
     PipelineConfig,
@@ -35,7 +37,9 @@ from nerve.secrets import decrypt_tree
 
 __all__ = [
     "AdminConfig",
+    "BudgetConfig",
     "Config",
+    "KeyConfig",
     "LearningConfig",
     "MemoryConfig",
     "ProviderConfig",
@@ -56,12 +60,33 @@ class ServerConfig(_Strict):
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535)
     workers: int = Field(1, ge=1, le=64)
-    api_keys: list[str] = []
+    # Strings (full access) or KeyConfig objects: what each key may use, for whom, how much.
+    api_keys: list[KeyConfig] = []
     # Without api_keys only requests addressed to a loopback name (or server.host) are served,
     # against DNS rebinding; add the names a local reverse proxy forwards here.
     allowed_hosts: list[str] = []
     # The config file is re-read when it changes (checked this often; 0 turns watching off).
     config_poll_seconds: float = Field(1.0, ge=0)
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _key_objects(cls, v: Any) -> Any:
+        if not isinstance(v, list):
+            return v
+        return [{"name": f"key-{i}", "key": k} if isinstance(k, str) else k
+                for i, k in enumerate(v, 1)]  # fmt: skip
+
+    @model_validator(mode="after")
+    def _distinct_keys(self) -> ServerConfig:
+        for attr in ("name", "key"):
+            seen: set[str] = set()
+            for i, entry in enumerate(self.api_keys):
+                value = getattr(entry, attr)
+                if value in seen:
+                    what = f"name {value!r}" if attr == "name" else "key"
+                    raise ValueError(f"api_keys[{i}]: the {what} is given twice")
+                seen.add(value)
+        return self
 
 
 class StorageConfig(_Strict):

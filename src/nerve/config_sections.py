@@ -14,10 +14,12 @@ __all__ = [
     "AdminConfig",
     "AgentsConfig",
     "AssistantConfig",
+    "BudgetConfig",
     "DiscordConfig",
     "FilesConfig",
     "IntentConfig",
     "JobsConfig",
+    "KeyConfig",
     "LearningConfig",
     "MailAccountConfig",
     "MailConfig",
@@ -35,6 +37,32 @@ class _Strict(BaseModel):
     """Unknown keys are errors, and a loaded config never changes."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BudgetConfig(_Strict):
+    """What a key may spend per calendar period (UTC); `total`: once, never reset."""
+
+    usd: float = Field(gt=0)
+    period: Literal["day", "week", "month", "total"] = "month"
+
+
+class KeyConfig(_Strict):
+    """One entry of `server.api_keys`: who holds the key and what it may do.
+
+    A plain string in the file is a key with full access (named `key-<n>`). `routes` and
+    `models` are globs over route names and `provider/model` targets; `users` are the memory
+    users the key may read and write. None (absent) means no restriction.
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.:@-]{1,64}$")
+    key: str = Field(min_length=1)
+    routes: tuple[str, ...] | None = None
+    models: tuple[str, ...] | None = None
+    users: tuple[str, ...] | None = None
+    rpm: int | None = Field(None, ge=1)
+    tpm: int | None = Field(None, ge=1)
+    max_parallel: int | None = Field(None, ge=1)
+    budget: BudgetConfig | None = None
 
 
 class SafetyConfig(_Strict):

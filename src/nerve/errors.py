@@ -7,7 +7,9 @@
     │   ├── MisdirectedRequest      421                         Host is not this server's name
     │   └── NotFound                404     not_found_error
     ├── AuthError                   401     authentication_error
+    ├── Forbidden                   403     permission_error    the key may not do this
     ├── RateLimited                 429     rate_limit_error    reason: window | burst | concurrent
+    │   └── BudgetExceeded          429                         the key's budget for the period
     ├── UpstreamError               502     upstream_error      one provider call failed
     │   ├── UpstreamStatus                                      upstream answered 4xx/5xx
     │   ├── UpstreamTimeout
@@ -29,8 +31,10 @@ from typing import Any
 __all__ = [
     "AllCandidatesFailed",
     "AuthError",
+    "BudgetExceeded",
     "ConfigError",
     "EngineUnavailable",
+    "Forbidden",
     "MisdirectedRequest",
     "NerveError",
     "NotFound",
@@ -103,6 +107,13 @@ class AuthError(NerveError):
     type = "authentication_error"
 
 
+class Forbidden(NerveError):
+    """The caller is who it says, but its key does not allow this (route, model or user)."""
+
+    status = 403
+    type = "permission_error"
+
+
 class RateLimited(NerveError):
     status = 429
     type = "rate_limit_error"
@@ -117,6 +128,15 @@ class RateLimited(NerveError):
 
     def headers(self) -> dict[str, str]:
         return {"retry-after": str(max(1, math.ceil(self.retry_after)))}
+
+
+class BudgetExceeded(RateLimited):
+    """The key's budget for its period is spent (or would be by this call's reservation)."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        NerveError.__init__(self, message, code="budget_exceeded")
+        self.reason = "budget_exceeded"
+        self.retry_after = retry_after
 
 
 class UpstreamError(NerveError):

@@ -4,7 +4,8 @@ Without `server.api_keys`, nerve listens on loopback and trusts whoever reaches 
 of evil.example whose name is re-pointed at 127.0.0.1 could then drive the gateway, memory
 and the assistant's tools from the user's own browser; what gives it away is the Host header.
 So in that mode only loopback names, `server.host` and `server.allowed_hosts` are served (421
-otherwise). With API keys every request carries its own proof and any Host is fine.
+otherwise). With API keys every request carries its own proof and any Host is fine: the
+boundary (access/boundary.py) asks this guard only while there are none.
 """
 
 from __future__ import annotations
@@ -22,14 +23,12 @@ _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 class HostGuard:
     def __init__(self, server: ServerConfig) -> None:
-        self.active = not server.api_keys
         names = {*_LOOPBACK, server.host, *server.allowed_hosts}
         self.names = frozenset(n.lower().strip("[]") for n in names)
 
     def check(self, scope: MutableMapping[str, Any]) -> None:
-        """Raise MisdirectedRequest unless the request's Host is one of ours."""
-        if not self.active:
-            return
+        """Raise MisdirectedRequest unless the request's Host is one of ours (the boundary
+        asks only while the server has no API keys)."""
         host = b""
         for name, value in scope["headers"]:
             if name == b"host":

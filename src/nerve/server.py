@@ -24,15 +24,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from nerve import __version__
+from nerve.access import Boundary, Keyring
 from nerve.admin import mount_admin
 from nerve.agents import AgentRegistry, agents_router
+from nerve.asgi import send_error
 from nerve.assistant.host import AssistantHost
 from nerve.channels.outbox import outbox_from_url
 from nerve.channels.web import WebChat, loopback_or_key, web_chat_routes
 from nerve.config import Config, find_config_file, load_config, parse_config_text
 from nerve.errors import ConfigError, NerveError, NotFound, PayloadTooLarge, RequestError
 from nerve.gateway.app import GatewayState, gateway_routes
-from nerve.gateway.chat import send_error
 from nerve.gateway.evolution_routes import evolution_routes
 from nerve.gateway.fanout_routes import fanout_router
 from nerve.gateway.resilience import Clock
@@ -63,6 +64,7 @@ class NerveApp:
         self.config_path = config_path  # the file a reload re-reads (None: nothing to re-read)
         self.gateway = GatewayState(config, clock=clock)
         self.hosts = HostGuard(config.server)
+        self.keyring = Keyring(config.server.api_keys)
         self._memory: Memory | None = None
         self.agents = AgentRegistry.from_config(config)  # opened with memory, in the same store
         self.voice = Voice.from_config(config)  # speech engines; models load on first use
@@ -93,6 +95,8 @@ class NerveApp:
         async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             # Opened in order, closed in reverse; a failure half-way closes what was opened.
             async with contextlib.AsyncExitStack() as stack:
+                await self.keyring.open()
+                stack.push_async_callback(self.keyring.close)
                 await self.gateway.open()
                 stack.push_async_callback(self.gateway.close)
                 await self.admin.open()  # after the gateway: it subscribes to its outcomes
@@ -142,15 +146,18 @@ class NerveApp:
             web_chat_routes(
                 lambda: self.assistant.bus if self.assistant.agent else None,
                 channel=self.web_chat,
-                authorize=loopback_or_key(lambda key: self.gateway.auth.valid(key)),
+                authorize=loopback_or_key(lambda: self.keyring.active),
             )
         )
         self.admin = mount_admin(self, clock=clock)  # /admin, /admin/api/*; guards /stats/reset
         self.limited = BodyLimit(self.api, config.limits.max_body_bytes)
         self.mcp = build_mcp_server(self)  # the MCP tools: /mcp here, stdio in `nerve mcp`
         self.mcp_http = McpHttp(
-            self.mcp, auth=lambda: self.gateway.auth, max_body_bytes=config.limits.max_body_bytes
-        )
+            self.mcp, keys_active=lambda: self.keyring.active,
+            max_body_bytes=config.limits.max_body_bytes,
+        )  # fmt: skip
+        # Every request and WebSocket passes the one boundary first (nerve.access).
+        self.entry = Boundary(self._dispatch, lambda: self.keyring, lambda: self.hosts)
 
     async def reload(self, text: str | None = None) -> dict[str, Any]:
         """Apply a new config (GW-18): `text`, else the config file as it is now on disk.
@@ -208,6 +215,7 @@ class NerveApp:
         old, self.config = self.config, new
         self.gateway.reload(new)
         self.hosts = HostGuard(new.server)
+        self.keyring.reconfigure(new.server.api_keys)
         self.reloaded_at = time.time()
         self.pipeline = build_pipeline(
             new, self._ask, remember=self._remember, delegate=self.agents.delegate
@@ -245,15 +253,9 @@ class NerveApp:
             )  # fmt: skip
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] in ("http", "websocket"):
-            try:
-                self.hosts.check(scope)
-            except NerveError as e:
-                if scope["type"] == "http":
-                    await send_error(send, e)
-                else:
-                    await send({"type": "websocket.close", "code": 1008, "reason": e.message})
-                return
+        await self.entry(scope, receive, send)
+
+    async def _dispatch(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"] == CHAT_PATH and scope["method"] == "POST":
             await self.gateway.chat(scope, receive, send)  # the hot path skips the framework
         elif scope["type"] == "http" and scope["path"] in MCP_PATHS:

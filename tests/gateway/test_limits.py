@@ -69,8 +69,12 @@ def test_concurrent_requests_past_the_cap_are_refused_naming_concurrent(serve, u
 
 
 def test_each_client_has_its_own_limits(serve, upstream):
-    """GW-15: clients are told apart by API key (else IP)."""
-    server = serve(make_config({"primary": upstream}, limits=limits(burst=1)))
+    """GW-15: clients are told apart by API key."""
+    server = serve(
+        make_config(
+            {"primary": upstream}, limits=limits(burst=1), server={"api_keys": ["alice", "bob"]}
+        )
+    )
     assert post(server, headers={"authorization": "Bearer alice"}).status_code == 200
     assert post(server, headers={"authorization": "Bearer alice"}).status_code == 429
     assert post(server, headers={"authorization": "Bearer bob"}).status_code == 200

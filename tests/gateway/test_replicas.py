@@ -41,6 +41,7 @@ def config(upstream: FakeUpstream, redis_url: str, prefix: str, window: int) -> 
             "refill_per_second": big, "max_concurrent": big}  # fmt: skip
     return {"providers": providers, "routes": [route], "limits": {"rate": rate},
             "redis": {"url": redis_url, "key_prefix": prefix},
+            "server": {"api_keys": ["one-client", "another"]},
             "probes": {"interval_seconds": 0}, "memory": {"enabled": False}}  # fmt: skip
 
 
@@ -86,8 +87,9 @@ async def test_two_replicas_act_as_one_gateway(replicas, upstream, redis_url, re
         assert m1_calls(upstream) == before, "B must skip m1: its breaker was tripped through A"
         assert (await client.get(f"{b.url}/health")).json()["breakers_not_closed"] == ["primary/m1"]
 
-        await client.get(f"{a.url}/stats")  # reading flushes A's counts
-        stats = (await client.get(f"{b.url}/stats")).json()
+        key = post["headers"]
+        await client.get(f"{a.url}/stats", headers=key)  # reading flushes A's counts
+        stats = (await client.get(f"{b.url}/stats", headers=key)).json()
         health = [(await client.get(f"{r.url}/health")).json() for r in (a, b)]
     assert (stats["calls"], stats["errors"], stats["fallbacks"]) == (107, 3, 4)
     assert stats["rejections"] == {"window": 60}

@@ -2,8 +2,9 @@
 
 `mount_admin(app)` is the server's one call: it builds the panel, adds its routes to the app
 and gives the gateway the session check for /stats/reset. `open()` (in the lifespan, after the
-gateway opened) reads the admin state from the store, starts the event log, subscribes it to
-the gateway's call outcomes and mirrors the `nerve` loggers into it; `close()` undoes that.
+gateway opened) reads the admin state from the store, opens the managed API keys (`keys`, the
+Access page), starts the event log, subscribes it to the gateway's call outcomes and mirrors the
+`nerve` loggers into it; `close()` undoes that.
 
 Both live where `storage.url` points, so every worker and replica on it shares them: sessions in
 the store (`nerve.admin.store`), events in PostgreSQL's `event_log` table or, with SQLite, in
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nerve.access.keystore_sql import keystore_from_url
 from nerve.admin.auth import AdminAuth
 from nerve.admin.masking import redactor
 from nerve.admin.store import admin_store_from_url
@@ -61,6 +63,7 @@ class AdminPanel:
         url = host.config.storage.url
         try:
             store = admin_store_from_url(url)
+            self.keys = keystore_from_url(url)  # the managed API keys (the Access page)
         except ValueError as e:
             raise ConfigError(str(e), path="storage.url") from None
         self.auth = AdminAuth(
@@ -80,6 +83,7 @@ class AdminPanel:
     async def open(self) -> None:
         if self.enabled:
             await self.auth.open()
+            await self.keys.open()
         await self.events.open()
         logging.getLogger("nerve").addHandler(self._mirror)
         self.attach()
@@ -88,6 +92,7 @@ class AdminPanel:
         logging.getLogger("nerve").removeHandler(self._mirror)
         await self.events.close()
         if self.enabled:
+            await self.keys.close()
             await self.auth.close()
 
     def attach(self) -> None:
@@ -106,7 +111,9 @@ class AdminPanel:
 
     def secret_values(self) -> list[str]:
         config = self.host.config
-        values = [p.api_key or "" for p in config.providers] + list(config.server.api_keys)
+        values = [p.api_key or "" for p in config.providers] + [
+            k.key for k in config.server.api_keys
+        ]
         values += [v for p in config.providers for v in p.headers.values()]
         return values
 

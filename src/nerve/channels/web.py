@@ -29,6 +29,7 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from nerve.access.boundary import KEY_PROTOCOL  # the page offers "nerve" and "nerve.key.<key>"
 from nerve.assistant import Assistant, Bus, Inbound, Outbound
 from nerve.channels.web_channel import WebChat
 
@@ -63,22 +64,16 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-KEY_PROTOCOL = "nerve.key."  # the page offers the subprotocols "nerve" and "nerve.key.<key>"
-
-
-def loopback_or_key(valid_key: Callable[[str], bool]) -> Callable[[WebSocket], bool]:
-    """Loopback clients, or, from elsewhere over wss://, a client offering a valid API key.
-
-    A browser cannot set headers on a WebSocket, so the key travels as a subprotocol (inside
-    TLS: plain ws:// from another machine is refused, as the admin panel answers 426).
-    """
+def loopback_or_key(keys_active: Callable[[], bool]) -> Callable[[WebSocket], bool]:
+    """Without API keys, loopback clients only; with keys (which the server's boundary has
+    checked: the page offers its key as a subprotocol, since a browser cannot set headers on a
+    WebSocket), loopback clients, or others over wss:// — a key must travel inside TLS, as the
+    admin panel answers plain http from elsewhere with 426."""
 
     def authorize(ws: WebSocket) -> bool:
         if loopback_only(ws):
             return True
-        offered = ws.scope.get("subprotocols") or []
-        keys = [p[len(KEY_PROTOCOL) :] for p in offered if p.startswith(KEY_PROTOCOL)]
-        return ws.scope.get("scheme") == "wss" and any(valid_key(k) for k in keys)
+        return keys_active() and ws.scope.get("scheme") == "wss"
 
     return authorize
 

@@ -21,7 +21,7 @@ from starlette.routing import Route
 from nerve import __version__
 from nerve.config import Config
 from nerve.errors import AuthError, NerveError
-from nerve.gateway.chat import ChatEndpoint, ClientAuth
+from nerve.gateway.chat import ChatEndpoint
 from nerve.gateway.core import Gateway
 from nerve.gateway.probes import Prober
 from nerve.gateway.providers import build_provider
@@ -37,7 +37,6 @@ class GatewayState:
         self.config = config
         self.clock = clock
         self.started = time.time()
-        self.auth = ClientAuth(config.server.api_keys)
         self.stats = Stats(prices=config.prices, clock=clock)
         # In-process state, or (redis.url) the same classes backed by Redis: see shared.py.
         self.resilience = build_resilience(config, self.stats, clock=clock)
@@ -75,10 +74,7 @@ class GatewayState:
         if self.config.probes.interval_seconds > 0:
             self._probing = asyncio.create_task(self.prober.run(), name="health probes")
         self._chat = ChatEndpoint(
-            self._gateway,
-            self.limiter,
-            self.auth,
-            max_body_bytes=self.config.limits.max_body_bytes,
+            self._gateway, self.limiter, max_body_bytes=self.config.limits.max_body_bytes
         )
 
     async def close(self) -> None:
@@ -113,10 +109,9 @@ class GatewayState:
             self.limiter = self.resilience.limiter_for(config.limits.rate)
         self.stats.set_prices(config.prices)
         self.config = config
-        self.auth = ClientAuth(config.server.api_keys)
         self._gateway = gateway
         self._chat = ChatEndpoint(
-            gateway, self.limiter, self.auth, max_body_bytes=config.limits.max_body_bytes
+            gateway, self.limiter, max_body_bytes=config.limits.max_body_bytes
         )
         if self._probing is not None:
             self._probing.cancel()
@@ -181,17 +176,6 @@ class GatewayState:
 
 
 def gateway_routes(state: GatewayState) -> list[Route]:
-    def guarded(handler: Any) -> Any:
-        async def endpoint(request: Request) -> Response:
-            try:
-                state.auth.client_id(request.scope)
-            except NerveError as e:
-                return JSONResponse(e.to_dict(), status_code=e.status)
-            response: Response = await handler(request)
-            return response
-
-        return endpoint
-
     def admin_only(handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
             try:
@@ -241,10 +225,10 @@ def gateway_routes(state: GatewayState) -> list[Route]:
 
     return [
         Route("/v1/chat/completions", Chat(), methods=["POST"]),
-        Route("/v1/models", guarded(models)),
+        Route("/v1/models", models),
         Route("/health", health),
-        Route("/stats", guarded(stats)),
+        Route("/stats", stats),
         Route("/stats/reset", admin_only(stats_reset), methods=["GET", "POST"]),
-        Route("/cost-performance", guarded(cost_performance)),
-        Route("/metrics", guarded(metrics)),
+        Route("/cost-performance", cost_performance),
+        Route("/metrics", metrics),
     ]

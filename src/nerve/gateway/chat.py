@@ -8,25 +8,24 @@ stream is pumped frame by frame while a watcher listens for the client hanging u
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import logging
-from collections.abc import MutableMapping, Sequence
+from collections.abc import MutableMapping
 from typing import Any
 
 import orjson
 
-from nerve.errors import AuthError, NerveError, PayloadTooLarge, UpstreamError
+from nerve.access.principal import principal_of
+from nerve.asgi import encode_headers, send_error, send_json
+from nerve.errors import NerveError, PayloadTooLarge, UpstreamError
 from nerve.gateway.core import Gateway, Served
 from nerve.gateway.providers import Stream
 from nerve.gateway.request import parse_chat_request
 from nerve.gateway.resilience import RateLimiter
 
-__all__ = ["ChatEndpoint", "ClientAuth", "error_frame", "send_error"]
+__all__ = ["ChatEndpoint", "error_frame"]
 
 log = logging.getLogger("nerve.gateway")
 Scope = MutableMapping[str, Any]
-JSON_HEADERS = [(b"content-type", b"application/json")]
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache"),
@@ -34,52 +33,16 @@ SSE_HEADERS = [
 ]
 
 
-class ClientAuth:
-    """Who is calling: checks `server.api_keys` and names the client for rate limiting."""
-
-    def __init__(self, api_keys: Sequence[str]) -> None:
-        self.api_keys = [k.encode() for k in api_keys]
-
-    def valid(self, token: str) -> bool:
-        """Whether `token` is one of `server.api_keys` (compared in constant time)."""
-        raw = token.encode()
-        return any(hmac.compare_digest(raw, k) for k in self.api_keys)
-
-    def client_id(self, scope: Scope) -> str:
-        token = bearer(scope)
-        if self.api_keys and not any(hmac.compare_digest(token, k) for k in self.api_keys):
-            raise AuthError(
-                "a valid API key is required: send 'Authorization: Bearer <key>'"
-                if not token
-                else "invalid API key",
-                code="invalid_api_key",
-            )
-        if token:  # the key is the client; keep only a digest so it never shows in stats
-            return "key:" + hashlib.blake2b(token, digest_size=8).hexdigest()
-        client = scope.get("client")
-        return f"ip:{client[0]}" if client else "ip:unknown"
-
-
-def bearer(scope: Scope) -> bytes:
-    for name, value in scope["headers"]:
-        if name == b"authorization":
-            scheme, _, token = value.partition(b" ")
-            return token.strip() if scheme.lower() == b"bearer" else b""
-    return b""
-
-
 class ChatEndpoint:
-    def __init__(
-        self, gateway: Gateway, limiter: RateLimiter, auth: ClientAuth, *, max_body_bytes: int
-    ) -> None:
+    def __init__(self, gateway: Gateway, limiter: RateLimiter, *, max_body_bytes: int) -> None:
         self.gateway = gateway
         self.limiter = limiter
-        self.auth = auth
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        principal = principal_of(scope)  # who the boundary let in
+        client = principal.client
         try:
-            client = self.auth.client_id(scope)
             lease = await self.limiter.acquire(client)
         except NerveError as e:
             self.gateway.stats.record_rejection(e.code or e.type)
@@ -87,7 +50,7 @@ class ChatEndpoint:
             return
         try:
             body = parse_chat_request(await read_body(scope, receive, self.max_body_bytes))
-            plan = self.gateway.plan(body)
+            plan = self.gateway.plan(body, principal)
             if body.get("stream"):
                 stream, served = await self.gateway.stream(body, plan)
                 await self._pump(stream, served, receive, send)
@@ -171,20 +134,5 @@ async def read_body(scope: Scope, receive: Any, limit: int) -> bytes:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def encode_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
-    return [(k.encode(), v.encode()) for k, v in headers.items()]
-
-
 def error_frame(error: NerveError) -> bytes:
     return b"data: " + orjson.dumps(error.to_dict()) + b"\n\n"
-
-
-async def send_json(send: Any, status: int, body: bytes, headers: dict[str, str]) -> None:
-    fields = [*JSON_HEADERS, (b"content-length", str(len(body)).encode())]
-    fields += encode_headers(headers)
-    await send({"type": "http.response.start", "status": status, "headers": fields})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def send_error(send: Any, error: NerveError) -> None:
-    await send_json(send, error.status, orjson.dumps(error.to_dict()), error.headers())

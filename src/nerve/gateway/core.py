@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 
 import orjson
 
+from nerve.access.principal import LOCAL, Principal
 from nerve.config import Config, RouteConfig, Target
-from nerve.errors import AllCandidatesFailed, NotFound, UpstreamError, UpstreamStatus
+from nerve.errors import AllCandidatesFailed, Forbidden, NotFound, UpstreamError, UpstreamStatus
 from nerve.gateway.learning import Learner
 from nerve.gateway.outcome import Outcome
 from nerve.gateway.providers import Completion, Provider, Stream
@@ -94,19 +95,50 @@ class Gateway:
             if provider.missing_key:
                 log.warning("provider %s has no API key: its models will be skipped", provider.name)
 
-    def plan(self, body: Mapping[str, Any]) -> Plan:
-        """Resolve `model` of a validated body: "auto", a route name, or "provider/model"."""
+    def plan(self, body: Mapping[str, Any], principal: Principal = LOCAL) -> Plan:
+        """Resolve `model` of a validated body: "auto", a route name, or "provider/model",
+        within what the caller's key allows (403 naming what it does not)."""
+        plan = self._resolve(body, principal)
+        if principal.models is None:
+            return plan
+        allowed = tuple(t for t in plan.targets if principal.allows_target(str(t)))
+        if not allowed:
+            raise Forbidden(
+                f"key {principal.name!r} may not use {', '.join(map(str, plan.targets))} "
+                f"(allowed models: {', '.join(principal.models)})",
+                code="model_not_allowed",
+            )
+        return Plan(plan.route, allowed, plan.decision)
+
+    def _resolve(self, body: Mapping[str, Any], principal: Principal) -> Plan:
         model = body["model"]
         if model == "auto":
             decision = self.router.decide(body["messages"])
-            targets = self.learner.order(decision.route, self._targets[decision.route])
-            return Plan(decision.route, targets, decision)
+            route = decision.route
+            if not principal.allows_route(route):
+                # `auto` routes within the key's routes: the first it allows, in config order.
+                route = next((r for r in self.routes if principal.allows_route(r)), route)
+                principal.check_route(route)
+            targets = self.learner.order(route, self._targets[route])
+            return Plan(route, targets, decision)
         named = self._targets.get(model)
         if named is not None:
+            principal.check_route(model)
             return Plan(model, self.learner.order(model, named), None)
         provider, _, name = model.partition("/")
         if name and provider in self.providers:
-            return Plan("explicit", (Target(provider=provider, model=name),), None)
+            target = Target(provider=provider, model=name)
+            if principal.models is None and principal.routes is not None:
+                # A key limited to routes may name a target only of one of those routes.
+                ok = any(target in self._targets[r] for r in self.routes
+                         if principal.allows_route(r))  # fmt: skip
+                if not ok:
+                    raise Forbidden(
+                        f"key {principal.name!r} may not use {model!r}: it is not a model of "
+                        f"the routes it may use ({', '.join(principal.routes)})",
+                        code="model_not_allowed",
+                    )
+            return Plan("explicit", (target,), None)
         raise NotFound(
             f"unknown model {model!r}: use 'auto', a route ({', '.join(self.routes)}) "
             f"or provider/model with a provider among: {', '.join(self.providers)}",

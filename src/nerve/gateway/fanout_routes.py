@@ -1,7 +1,6 @@
 """HTTP routes of the fan-out (SPEC GW-11): POST /parallel, /analysis, /task.
 
-They count against the caller's rate limits like a chat request, and need an API key when the
-server has `server.api_keys`.
+They count against the caller's rate limits like a chat request; the boundary checked the key.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from nerve.access.principal import principal_of
 from nerve.gateway import fanout
 from nerve.gateway.app import GatewayState
 from nerve.gateway.request import validate_chat_request
@@ -46,7 +46,7 @@ def fanout_router(state: Callable[[], GatewayState]) -> APIRouter:
     @asynccontextmanager
     async def admitted(request: Request) -> AsyncIterator[None]:
         gateway = state()
-        client = gateway.auth.client_id(request.scope)
+        client = principal_of(request.scope).client
         lease = await gateway.limiter.acquire(client)
         try:
             yield

@@ -3,7 +3,7 @@
 `McpHttp` is an ASGI endpoint the server dispatches `/mcp` and `/mcp/` to (before the
 framework, so neither path is redirected). Each request is checked first:
 
-- with `server.api_keys` set: `Authorization: Bearer <key>`, as for the gateway (401 otherwise);
+- with API keys, the server's boundary (nerve.access) has checked the key already;
 - without keys (nerve then listens on loopback only): DNS-rebinding protection, so a web page
   cannot reach the server through a hostname it controls. Host must be a loopback name (with
   or without a port) and Origin, when sent, a loopback origin; else 421 / 403.
@@ -27,9 +27,6 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
 
-from nerve.errors import NerveError
-from nerve.gateway.chat import ClientAuth, send_error
-
 __all__ = ["MCP_PATHS", "McpHttp"]
 
 MCP_PATHS = frozenset({"/mcp", "/mcp/"})
@@ -44,10 +41,10 @@ _LOOPBACK_ONLY = TransportSecuritySettings(
 
 class McpHttp:
     def __init__(
-        self, server: MCPServer[Any], *, auth: Callable[[], ClientAuth], max_body_bytes: int
+        self, server: MCPServer[Any], *, keys_active: Callable[[], bool], max_body_bytes: int
     ) -> None:
         self.server = server
-        self.auth = auth  # resolved per request: a config reload may change the keys
+        self.keys_active = keys_active  # asked per request: keys come and go
         self.max_body_bytes = max_body_bytes
         self.rebinding_guard = TransportSecurityMiddleware(_LOOPBACK_ONLY)
         self._sessions: StreamableHTTPSessionManager | None = None
@@ -89,14 +86,7 @@ class McpHttp:
             await task
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        auth = self.auth()
-        if auth.api_keys:
-            try:
-                auth.client_id(scope)
-            except NerveError as e:
-                await send_error(send, e)
-                return
-        else:
+        if not self.keys_active():
             refused = await self.rebinding_guard.validate_request(Request(scope))
             if refused is not None:
                 await refused(scope, receive, send)

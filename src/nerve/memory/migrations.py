@@ -164,6 +164,27 @@ _ADMIN_STATE: tuple[str, ...] = (
 )""",
     "CREATE INDEX admin_revoked_expires ON admin_revoked (expires_at)",
 )
+# Managed API keys (nerve.access.keystore): the key's SHA-256 (hex), its last 4 characters and
+# its policy (JSON: routes, models, users, rpm, tpm, max_parallel, budget). access_ledger: what
+# each key used and holds per window: "usd:<period start>" or "tpm:<minute start>".
+_ACCESS: tuple[str, ...] = (
+    """CREATE TABLE access_keys (
+    name {name} PRIMARY KEY,
+    digest {name} NOT NULL UNIQUE,
+    hint TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    created_at {real} NOT NULL,
+    revoked_at {real}
+)""",
+    """CREATE TABLE access_ledger (
+    key {name} NOT NULL,
+    win {name} NOT NULL,
+    used {real} NOT NULL DEFAULT 0,
+    held {real} NOT NULL DEFAULT 0,
+    expires_at {real},
+    PRIMARY KEY (key, win)
+)""",
+)
 # PostgreSQL only: with SQLite every process that can open the database is on one machine and
 # shares the JSONL event log beside it (nerve.events.jsonl). body: the event's JSON but its seq.
 _EVENT_LOG_POSTGRES = (
@@ -226,6 +247,7 @@ SQLITE: list[Migration] = [
         "admin sessions and events",
         tuple(q.format(name="TEXT", real="REAL") for q in _ADMIN_STATE),
     ),
+    Migration(7, "api keys and spend", tuple(q.format(name="TEXT", real="REAL") for q in _ACCESS)),
 ]
 
 # `json`, not `jsonb`: jsonb rewrites numbers (the float 1e16 comes back as the int 10**16) and
@@ -287,6 +309,11 @@ POSTGRES: list[Migration] = [
         "admin sessions and events",
         tuple(q.format(name='TEXT COLLATE "C"', real="DOUBLE PRECISION") for q in _ADMIN_STATE)
         + _EVENT_LOG_POSTGRES,
+    ),
+    Migration(
+        7,
+        "api keys and spend",
+        tuple(q.format(name='TEXT COLLATE "C"', real="DOUBLE PRECISION") for q in _ACCESS),
     ),
 ]
 
