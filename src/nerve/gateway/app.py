@@ -19,8 +19,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from nerve import __version__
+from nerve.access.ledger import Ledger
 from nerve.config import Config
 from nerve.errors import AuthError, NerveError
+from nerve.gateway.admission import KeyGate
 from nerve.gateway.chat import ChatEndpoint
 from nerve.gateway.core import Gateway
 from nerve.gateway.probes import Prober
@@ -44,6 +46,8 @@ class GatewayState:
         self.breakers = self.resilience.breakers
         self.cooldowns = self.resilience.cooldowns
         self.limiter = self.resilience.limiter
+        self.ledger: Ledger | None = None  # what keys spend: see open()
+        self.keys = KeyGate(self.resilience, None, config.prices)
         self.session: aiohttp.ClientSession | None = None
         self._gateway: Gateway | None = None
         self._chat: ChatEndpoint | None = None
@@ -73,8 +77,9 @@ class GatewayState:
         self.prober = Prober(self._gateway, targets, interval=self.config.probes.interval_seconds)
         if self.config.probes.interval_seconds > 0:
             self._probing = asyncio.create_task(self.prober.run(), name="health probes")
+        self.keys = KeyGate(self.resilience, self.ledger, self.config.prices)
         self._chat = ChatEndpoint(
-            self._gateway, self.limiter, max_body_bytes=self.config.limits.max_body_bytes
+            self._gateway, self.limiter, self.keys, max_body_bytes=self.config.limits.max_body_bytes
         )
 
     async def close(self) -> None:
@@ -110,8 +115,9 @@ class GatewayState:
         self.stats.set_prices(config.prices)
         self.config = config
         self._gateway = gateway
+        self.keys = KeyGate(self.resilience, self.ledger, config.prices)
         self._chat = ChatEndpoint(
-            gateway, self.limiter, max_body_bytes=config.limits.max_body_bytes
+            gateway, self.limiter, self.keys, max_body_bytes=config.limits.max_body_bytes
         )
         if self._probing is not None:
             self._probing.cancel()

@@ -17,10 +17,12 @@ import orjson
 from nerve.access.principal import principal_of
 from nerve.asgi import encode_headers, send_error, send_json
 from nerve.errors import NerveError, PayloadTooLarge, UpstreamError
+from nerve.gateway.admission import KeyGate, Ticket
 from nerve.gateway.core import Gateway, Served
 from nerve.gateway.providers import Stream
 from nerve.gateway.request import parse_chat_request
 from nerve.gateway.resilience import RateLimiter
+from nerve.gateway.stats import Usage
 
 __all__ = ["ChatEndpoint", "error_frame"]
 
@@ -34,9 +36,12 @@ SSE_HEADERS = [
 
 
 class ChatEndpoint:
-    def __init__(self, gateway: Gateway, limiter: RateLimiter, *, max_body_bytes: int) -> None:
+    def __init__(
+        self, gateway: Gateway, limiter: RateLimiter, keys: KeyGate, *, max_body_bytes: int
+    ) -> None:
         self.gateway = gateway
         self.limiter = limiter
+        self.keys = keys
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
@@ -48,14 +53,21 @@ class ChatEndpoint:
             self.gateway.stats.record_rejection(e.code or e.type)
             await send_error(send, e)
             return
+        ticket: Ticket | None = None
+        served: Served | None = None
+        usage: Usage | None = None
         try:
+            ticket = await self.keys.enter(principal)
             body = parse_chat_request(await read_body(scope, receive, self.max_body_bytes))
-            plan = self.gateway.plan(body, principal)
+            plan = self.keys.restrict(principal, self.gateway.plan(body, principal))
+            await self.keys.reserve(ticket, body, plan)
             if body.get("stream"):
                 stream, served = await self.gateway.stream(body, plan)
                 await self._pump(stream, served, receive, send)
+                usage = stream.usage[-1] if stream.usage else None
             else:
                 completion, served = await self.gateway.complete(body, plan)
+                usage = completion.usage
                 await send_json(send, 200, completion.body, served.headers())
         except ConnectionAbortedError:
             pass  # the client left before sending its whole body: nobody to answer
@@ -69,7 +81,18 @@ class ChatEndpoint:
                 send, NerveError("internal error; see the server log", code="internal")
             )
         finally:
+            if ticket is not None:
+                await self._leave(ticket, served, usage)
             await self.limiter.release(client, lease)
+
+    async def _leave(self, ticket: Ticket, served: Served | None, usage: Usage | None) -> None:
+        try:
+            await self.keys.leave(
+                ticket, target=served.target if served else None, usage=usage,
+                answered=served is not None,
+            )  # fmt: skip
+        except Exception:  # the answer is out; a hold not settled expires on its own
+            log.exception("settling key %r's spend failed", ticket.principal.name)
 
     async def _pump(self, stream: Stream, served: Served, receive: Any, send: Any) -> None:
         await send(

@@ -46,12 +46,16 @@ def fanout_router(state: Callable[[], GatewayState]) -> APIRouter:
     @asynccontextmanager
     async def admitted(request: Request) -> AsyncIterator[None]:
         gateway = state()
-        client = principal_of(request.scope).client
-        lease = await gateway.limiter.acquire(client)
+        principal = principal_of(request.scope)
+        lease = await gateway.limiter.acquire(principal.client)
         try:
-            yield
+            ticket = await gateway.keys.enter(principal)
+            try:
+                yield
+            finally:
+                await gateway.keys.leave(ticket)
         finally:
-            await gateway.limiter.release(client, lease)
+            await gateway.limiter.release(principal.client, lease)
 
     @router.post("/parallel", summary="One request to several models at once")
     async def parallel(body: ParallelBody, request: Request) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from nerve.gateway.resilience.clock import Clock
 if TYPE_CHECKING:  # annotations only: this layer never reads config itself
     from nerve.config import Price
 
-__all__ = ["Counters", "Series", "Stats", "Usage"]
+__all__ = ["Counters", "Series", "Stats", "Usage", "cost_of", "price_of"]
 
 _RING = 1024
 _MAX_SERIES = 1000
@@ -148,6 +148,19 @@ def _at(table: dict[K, Series], key: K, other: K) -> Series:
     return series
 
 
+def price_of(prices: Mapping[str, Price], provider: str, model: str) -> Price | None:
+    """The price of `provider/model`: listed as the target, else as the bare model name."""
+    price = prices.get(f"{provider}/{model}")
+    return prices.get(model) if price is None else price
+
+
+def cost_of(price: Price | None, usage: Usage | None) -> float:
+    """USD for `usage` at `price` (per million tokens); 0 when either is unknown."""
+    if price is None or usage is None:
+        return 0.0
+    return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
+
+
 class Stats:
     def __init__(
         self, *, prices: Mapping[str, Price] | None = None, clock: Clock = time.monotonic
@@ -160,6 +173,10 @@ class Stats:
     def set_prices(self, prices: Mapping[str, Price]) -> None:
         """Prices from a reloaded config; they apply to calls recorded from now on."""
         self._prices = dict(prices)
+
+    @property
+    def prices(self) -> Mapping[str, Price]:
+        return self._prices
 
     @classmethod
     def from_counters(
@@ -229,15 +246,7 @@ class Stats:
         error: str | None = None,
     ) -> float:
         target = f"{provider}/{model}"
-        cost = 0.0
-        if usage is not None:
-            price = self._prices.get(target)
-            if price is None:
-                price = self._prices.get(model)
-            if price is not None:
-                cost = (
-                    usage.prompt_tokens * price.input + usage.completion_tokens * price.output
-                ) / 1e6
+        cost = cost_of(price_of(self._prices, provider, model), usage)
         for series in (
             self._all,
             _at(self._routes, route, _OTHER),

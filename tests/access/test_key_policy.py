@@ -1,0 +1,103 @@
+"""Keys as objects on the gateway: `routes` and `models` limit what a key may name and where
+`auto` may route it (403 naming what is not allowed); `rpm` and `max_parallel` are the key's
+own limits (429 naming which)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.conftest import make_config
+from tests.fakes.upstream import Reply
+
+URL = "/v1/chat/completions"
+MSG = [{"role": "user", "content": "hello there"}]
+CODE_MSG = [{"role": "user", "content": "fix this python traceback in my function"}]
+KEYS = [
+    {"name": "ci", "key": "ci-key-0001", "routes": ["code"]},
+    {"name": "second-only", "key": "second-key-0001", "models": ["secondary/*"]},
+    {"name": "slow", "key": "rpm-key-0001", "rpm": 2},
+    {"name": "one", "key": "par-key-0001", "max_parallel": 1},
+    "full-access-key",
+]
+
+
+@pytest.fixture
+def server(serve, upstream, upstream2):
+    routes = [
+        {"name": "default", "model": {"provider": "primary", "model": "m1"},
+         "fallbacks": [{"provider": "secondary", "model": "m2"}]},
+        {"name": "code", "rules": [r"\bpython\b"], "model": {"provider": "secondary", "model": "m2"}},
+    ]  # fmt: skip
+    config = make_config(
+        {"primary": upstream, "secondary": upstream2}, routes,
+        server={"api_keys": KEYS}, probes={"interval_seconds": 0},
+    )  # fmt: skip
+    return serve(config)
+
+
+def chat(server, key: str, model: str = "auto", messages=MSG, **extra):
+    body = {"model": model, "messages": messages, **extra}
+    headers = {"authorization": f"Bearer {key}"}
+    return httpx.post(f"{server.url}{URL}", json=body, headers=headers, timeout=10)
+
+
+def error(r: httpx.Response) -> dict:
+    return r.json()["error"]
+
+
+def test_a_key_limited_to_routes_is_refused_any_other_and_auto_stays_inside(server, upstream):
+    refused = chat(server, "ci-key-0001", "default")
+    assert refused.status_code == 403
+    assert error(refused)["code"] == "route_not_allowed"
+    assert "'default'" in error(refused)["message"] and "code" in error(refused)["message"]
+    assert chat(server, "ci-key-0001", "code").status_code == 200
+    # auto would pick `default` for small talk; this key may only use `code`.
+    auto = chat(server, "ci-key-0001", "auto")
+    assert auto.status_code == 200 and auto.headers["x-nerve-route"] == "code"
+    assert upstream.requests == [], "the key's calls never reached the route it may not use"
+
+
+def test_a_key_limited_to_routes_may_name_only_their_models(server):
+    refused = chat(server, "ci-key-0001", "primary/m1")
+    assert refused.status_code == 403 and error(refused)["code"] == "model_not_allowed"
+    assert chat(server, "ci-key-0001", "secondary/m2").status_code == 200
+
+
+def test_a_key_limited_to_models_skips_the_others_and_refuses_when_none_is_left(server, upstream):
+    served = chat(server, "second-key-0001", "default")
+    assert served.status_code == 200
+    assert served.headers["x-nerve-provider"] == "secondary"
+    assert upstream.requests == []
+    refused = chat(server, "second-key-0001", "primary/m1")
+    assert refused.status_code == 403 and error(refused)["code"] == "model_not_allowed"
+    assert "primary/m1" in error(refused)["message"]
+
+
+def test_a_full_access_key_may_use_everything(server):
+    assert chat(server, "full-access-key", "default").status_code == 200
+    assert chat(server, "full-access-key", "primary/m1").status_code == 200
+
+
+def test_rpm_is_the_keys_own_limit_and_the_429_names_it(server, clock):
+    assert [chat(server, "rpm-key-0001").status_code for _ in range(2)] == [200, 200]
+    refused = chat(server, "rpm-key-0001")
+    assert refused.status_code == 429 and error(refused)["code"] == "rpm"
+    assert int(refused.headers["retry-after"]) > 1
+    assert chat(server, "full-access-key").status_code == 200, "other keys are not affected"
+    clock.advance(61)
+    assert chat(server, "rpm-key-0001").status_code == 200
+
+
+def test_max_parallel_counts_the_keys_requests_in_flight(server, upstream):
+    upstream.script(Reply(chunks=["a", "b"], gate_after=1))
+    body = {"model": "default", "stream": True, "messages": MSG}
+    headers = {"authorization": "Bearer par-key-0001"}
+    with httpx.stream("POST", f"{server.url}{URL}", json=body, headers=headers, timeout=10) as held:
+        lines = held.iter_lines()
+        next(lines)  # the first stream is in flight
+        refused = chat(server, "par-key-0001")
+        assert refused.status_code == 429 and error(refused)["code"] == "max_parallel"
+        upstream.release()
+        assert [line for line in lines if line][-1] == "data: [DONE]"
+    assert chat(server, "par-key-0001").status_code == 200
