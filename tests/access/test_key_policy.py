@@ -101,3 +101,47 @@ def test_max_parallel_counts_the_keys_requests_in_flight(server, upstream):
         upstream.release()
         assert [line for line in lines if line][-1] == "data: [DONE]"
     assert chat(server, "par-key-0001").status_code == 200
+
+
+@pytest.fixture
+def budgeted(serve, upstream):
+    keys = [{"name": "ci", "key": "budget-key-0001", "budget": {"usd": 0.05, "period": "day"}}]
+    config = make_config(
+        {"primary": upstream}, server={"api_keys": keys}, probes={"interval_seconds": 0},
+        prices={"primary/m1": {"input": 1000, "output": 1000}},  # $0.001 per token
+    )  # fmt: skip
+    return serve(config)
+
+
+def test_a_budget_refuses_the_call_that_would_pass_it_and_resets_at_the_calendar_day(
+    budgeted, upstream, clock
+):
+    """Each call reserves ~23 tokens ($0.023) and is billed the 18 the upstream reports."""
+    key = "budget-key-0001"
+    statuses = [chat(budgeted, key, "default", max_tokens=10).status_code for _ in range(2)]
+    assert statuses == [200, 200]  # $0.036 spent
+    refused = chat(budgeted, key, "default", max_tokens=10)
+    assert refused.status_code == 429 and error(refused)["code"] == "budget_exceeded"
+    assert "resets at 1970-01-02T00:00:00Z" in error(refused)["message"]
+    assert len(upstream.requests) == 2, "the refused call never reached the upstream"
+    clock.advance(86_400)
+    assert chat(budgeted, key, "default", max_tokens=10).status_code == 200
+
+
+def test_a_streamed_call_is_billed_the_usage_the_stream_reported(budgeted, upstream):
+    key = "budget-key-0001"
+    body = {"model": "default", "stream": True, "max_tokens": 10, "messages": MSG}
+    headers = {"authorization": f"Bearer {key}"}
+    for _ in range(2):
+        with httpx.stream(
+            "POST", f"{budgeted.url}{URL}", json=body, headers=headers, timeout=10
+        ) as r:
+            assert r.status_code == 200
+            assert [line for line in r.iter_lines() if line][-1] == "data: [DONE]"
+    refused = chat(budgeted, key, "default", max_tokens=10)
+    assert refused.status_code == 429 and error(refused)["code"] == "budget_exceeded"
+
+
+def test_a_budgeted_key_may_not_use_a_model_without_a_price(budgeted):
+    refused = chat(budgeted, "budget-key-0001", "primary/unpriced")
+    assert refused.status_code == 403 and error(refused)["code"] == "unpriced_model"

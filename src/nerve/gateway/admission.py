@@ -14,6 +14,7 @@ be kept within a budget, so unpriced candidates are dropped from its plan (403 i
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ import orjson
 from nerve.access.ledger import Charge, Hold, Ledger
 from nerve.access.principal import Principal
 from nerve.config import RateConfig
-from nerve.errors import Forbidden, RateLimited
+from nerve.errors import Forbidden, NerveError, RateLimited, SharedStateUnavailable
 from nerve.gateway.core import Plan
 from nerve.gateway.stats import Usage, cost_of, price_of
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["KeyGate", "Ticket"]
 
+log = logging.getLogger("nerve.gateway")
 _CHARS_PER_TOKEN = 4  # a rough, deliberately generous estimate (most tokenizers give 3.5-4.5)
 _UNLIMITED = 1_000_000_000
 
@@ -99,7 +101,17 @@ class KeyGate:
             cost_of(self._price(t), Usage(prompt_tokens=prompt, completion_tokens=output))
             for t in plan.targets
         )
-        ticket.hold = await self.ledger.reserve(principal, Charge(prompt + output, usd))
+        try:
+            ticket.hold = await self.ledger.reserve(principal, Charge(prompt + output, usd))
+        except NerveError:
+            raise
+        except Exception as e:  # a budget that cannot be checked is not kept: refuse
+            log.error("the ledger of key budgets is unreachable: %s", e)
+            raise SharedStateUnavailable(
+                f"key {principal.name!r} has a budget or tpm, and the ledger that keeps them "
+                "cannot be reached; retry shortly",
+                retry_after=1,
+            ) from None
 
     async def leave(
         self, ticket: Ticket, *, target: Target | None = None, usage: Usage | None = None,

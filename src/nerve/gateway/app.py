@@ -20,6 +20,8 @@ from starlette.routing import Route
 
 from nerve import __version__
 from nerve.access.ledger import Ledger
+from nerve.access.ledger_redis import RedisLedger
+from nerve.access.ledger_sql import SqlLedger
 from nerve.config import Config
 from nerve.errors import AuthError, NerveError
 from nerve.gateway.admission import KeyGate
@@ -62,6 +64,9 @@ class GatewayState:
     async def open(self) -> None:
         if self.shared is not None:
             await self.shared.open()
+        self.ledger = self._ledger()
+        if isinstance(self.ledger, SqlLedger):
+            await self.ledger.open()
         connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30)
         self.session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
         providers = {p.name: build_provider(p, self.session) for p in self.config.providers}
@@ -77,7 +82,7 @@ class GatewayState:
         self.prober = Prober(self._gateway, targets, interval=self.config.probes.interval_seconds)
         if self.config.probes.interval_seconds > 0:
             self._probing = asyncio.create_task(self.prober.run(), name="health probes")
-        self.keys = KeyGate(self.resilience, self.ledger, self.config.prices)
+        self.keys.ledger = self.ledger
         self._chat = ChatEndpoint(
             self._gateway, self.limiter, self.keys, max_body_bytes=self.config.limits.max_body_bytes
         )
@@ -89,8 +94,17 @@ class GatewayState:
                 await self._probing
         if self.session is not None:
             await self.session.close()
+        if isinstance(self.ledger, SqlLedger):
+            await self.ledger.close()
         if self.shared is not None:
             await self.shared.close()
+
+    def _ledger(self) -> Ledger:
+        """What keys spend: in Redis beside the limits when shared, else in the store."""
+        wall = time.time if self.clock is time.monotonic else self.clock  # calendar periods
+        if self.shared is not None:
+            return RedisLedger(self.shared.redis, prefix=self.shared.prefix, clock=wall)
+        return SqlLedger(self.config.storage.url, clock=wall)
 
     def reload(self, config: Config) -> None:
         """Swap in a new config (GW-18); synchronous, so no request sees half of it.
@@ -115,7 +129,7 @@ class GatewayState:
         self.stats.set_prices(config.prices)
         self.config = config
         self._gateway = gateway
-        self.keys = KeyGate(self.resilience, self.ledger, config.prices)
+        self.keys.prices = config.prices  # the keys' limiters keep their state
         self._chat = ChatEndpoint(
             gateway, self.limiter, self.keys, max_body_bytes=config.limits.max_body_bytes
         )
