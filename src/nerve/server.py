@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 
 from nerve import __version__
 from nerve.access import Boundary, Keyring
+from nerve.access.keystore_sql import keystore_from_url
 from nerve.admin import mount_admin
 from nerve.agents import AgentRegistry, agents_router
 from nerve.asgi import send_error
@@ -64,7 +65,12 @@ class NerveApp:
         self.config_path = config_path  # the file a reload re-reads (None: nothing to re-read)
         self.gateway = GatewayState(config, clock=clock)
         self.hosts = HostGuard(config.server)
-        self.keyring = Keyring(config.server.api_keys)
+        # The config's keys and the managed ones (`nerve keys create`), kept in the store.
+        try:
+            keys = keystore_from_url(config.storage.url)
+        except ValueError as e:
+            raise ConfigError(str(e), path="storage.url") from None
+        self.keyring = Keyring(config.server.api_keys, store=keys)
         self._memory: Memory | None = None
         self.agents = AgentRegistry.from_config(config)  # opened with memory, in the same store
         self.voice = Voice.from_config(config)  # speech engines; models load on first use

@@ -60,15 +60,22 @@ def log_in(page: Page, url: str) -> None:
     expect(page.locator("#app")).to_be_visible(timeout=WAIT_MS)
 
 
-def test_log_in_watch_traffic_and_edit_a_route_in_the_browser(
+def start_admin(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: ManualClock, upstream: FakeUpstream
-) -> None:
+) -> tuple[RunningServer, Path]:
+    """nerve on a real socket with CONFIG (in tmp_path) and PASSWORD; the caller stops it."""
     monkeypatch.setenv("NERVE_ADMIN_PASSWORD", PASSWORD)
-    monkeypatch.setenv("NERVE_MASTER_KEY", generate_key())
     path = tmp_path / "nerve.yaml"
     path.write_text(CONFIG.format(url=upstream.openai_base_url, key=SECRET))
     server = RunningServer(build_app(load_config(str(path)), clock=clock, config_path=path))
-    server.start()
+    return server.start(), path
+
+
+def test_log_in_watch_traffic_and_edit_a_route_in_the_browser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: ManualClock, upstream: FakeUpstream
+) -> None:
+    monkeypatch.setenv("NERVE_MASTER_KEY", generate_key())
+    server, path = start_admin(tmp_path, monkeypatch, clock, upstream)
     shots = Path(os.environ.get("NERVE_SCREENSHOTS") or tmp_path)
     try:
         with chromium() as browser:

@@ -3,7 +3,8 @@
 Lookup is by the key's SHA-256 in a dict, so an unknown key and a known one cost the same and
 nothing here holds a key in the clear. Managed keys live in the store (`storage.url`, see
 keystore.py); every process re-reads them every `refresh_seconds` (0.5 s), so a key made or
-revoked anywhere is honoured or refused by every replica within a second. If the store cannot
+revoked anywhere is honoured or refused by every replica within a second. Once a managed key
+was made the server requires keys, even after the last one is revoked. If the store cannot
 be read for `stale_seconds`, managed keys are refused (a revoked key must not live on because
 the store is down); the config's keys keep working.
 """
@@ -57,6 +58,7 @@ class Keyring:
     ) -> None:
         self._config = {digest(k.key.encode()): principal_from_config(k) for k in keys}
         self._managed: dict[bytes, Principal] = {}
+        self._ever_managed = False  # a managed key was made, even if revoked since
         self.store = store
         self.refresh_seconds = refresh_seconds
         self.stale_seconds = stale_seconds
@@ -71,8 +73,9 @@ class Keyring:
 
     @property
     def active(self) -> bool:
-        """Whether any key exists: then every non-public request must carry one."""
-        return bool(self._config) or bool(self._managed)
+        """Whether any key exists: then every non-public request must carry one. A managed key
+        revoked still counts: revoking the last key must not open the server to everyone."""
+        return bool(self._config) or self._ever_managed
 
     def resolve(self, token: bytes) -> Principal | None:
         """The principal `token` names, or None (unknown, revoked, or empty)."""
@@ -94,8 +97,9 @@ class Keyring:
         """Re-read the managed keys now (the poller calls this; so do tests and the CLI)."""
         if self.store is None:
             return
-        rows = await self.store.active()
-        self._managed = {row.digest: row.principal for row in rows}
+        rows = await self.store.all()
+        self._managed = {r.digest: r.principal for r in rows if r.revoked_at is None}
+        self._ever_managed = bool(rows)
         self._loaded_at = self._clock()
 
     async def open(self) -> None:

@@ -44,7 +44,8 @@ class KeyStore(Protocol):
         """Every key not revoked (read every half second by each process: keep it one query)."""
 
     async def all(self) -> list[ManagedKey]:
-        """Every key, revoked ones included, oldest first."""
+        """Every key, revoked ones included, oldest first (read every half second by each
+        process: keep it one query)."""
 
     async def add(self, key: ManagedKey) -> None:
         """Store a new key; RequestError (code "key_exists") if its name is taken, even by a

@@ -4,6 +4,7 @@ Each subcommand lives in its own module and registers itself on the group in `ba
 """
 
 from nerve.cli import (  # noqa: F401
+    access_cmd,
     chat_cmd,
     config_cmd,
     discord_cmd,

@@ -8,22 +8,47 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import click
 
 from nerve import __version__
 from nerve.config import Config, load_config
-from nerve.errors import ConfigError
+from nerve.errors import ConfigError, NerveError
 
-__all__ = ["cli", "fail", "load", "log_level_option", "setup_logging"]
+__all__ = [
+    "cli",
+    "config_option",
+    "fail",
+    "load",
+    "log_level_option",
+    "open_store",
+    "setup_logging",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+config_option = click.option("--config", "config_path", metavar="FILE", help="Config file.")
 
-def fail(message: str) -> NoReturn:
+
+class _Opens(Protocol):
+    async def open(self) -> None: ...
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Exit `code` (1: refused or failed; 2: bad input) with `message` on stderr."""
     click.echo(f"nerve: {message}", err=True)
-    sys.exit(1)
+    sys.exit(code)
+
+
+async def open_store(store: _Opens, url: str) -> None:
+    """Open a store on `storage.url`, or raise NerveError naming its scheme and the cause
+    (unreachable, refused, no such database), never the URL: it may hold a password."""
+    try:
+        await store.open()
+    except Exception as e:
+        scheme = url.split(":", 1)[0]
+        raise NerveError(f"cannot open the {scheme} store: {type(e).__name__}: {e}") from e
 
 
 def log_level_option(default: str) -> Callable[[F], F]:

@@ -23,7 +23,7 @@ from typing import IO, Any
 import click
 import orjson
 
-from nerve.cli.base import fail, load
+from nerve.cli.base import fail, load, open_store
 from nerve.config import Config
 from nerve.errors import NerveError
 from nerve.memory import transfer
@@ -76,11 +76,7 @@ async def _open(config: Config) -> transfer.TransferStore:
         await memory.open()
         await memory.close()
     store = transfer.open_store(config.storage.url)
-    try:
-        await store.open()
-    except Exception as e:  # unreachable, refused, no such database: say so, no traceback
-        scheme = config.storage.url.split(":", 1)[0]  # never the URL: it may hold a password
-        raise NerveError(f"cannot open the {scheme} store: {type(e).__name__}: {e}") from e
+    await open_store(store, config.storage.url)  # unreachable, refused: said, no traceback
     return store
 
 
