@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.admin.conftest import LITERAL_KEY, VAULT_KEY, Harness
 from tests.fakes.upstream import FakeUpstream, Reply
@@ -125,6 +126,20 @@ async def test_reload_rereads_the_file(admin: Harness) -> None:
     assert logs["events"], "the reload is an event"
 
 
+async def test_a_reload_with_no_body_rereads_the_file(admin: Harness) -> None:
+    """GW-18: an action sends no body, so needs no JSON content type (Content-Length 0 or none)."""
+    admin.path.write_text(admin.path.read_text().replace("model: m1", "model: m3"))
+    async with admin.session() as client:
+        response = await client.post("/admin/api/reload")
+        assert response.status_code == 200 and response.json()["reloaded"] is True
+        assert (await chat(client)).headers["x-nerve-model"] == "m3"
+        admin.path.write_text(admin.path.read_text().replace("model: m3", "model: m4"))
+        request = client.build_request("POST", "/admin/api/reload")
+        del request.headers["content-length"]
+        assert (await client.send(request)).status_code == 200
+        assert (await chat(client)).headers["x-nerve-model"] == "m4"
+
+
 async def test_keys_are_listed_masked_with_their_source(admin: Harness) -> None:
     async with admin.session() as client:
         response = await client.get("/admin/api/keys")
@@ -135,7 +150,9 @@ async def test_keys_are_listed_masked_with_their_source(admin: Harness) -> None:
     assert (keys["fromenv"]["source"], keys["fromenv"]["env"]) == ("env", "NERVE_TEST_KEY")
 
 
-async def test_setting_a_key_needs_the_master_key(admin: Harness, monkeypatch) -> None:
+async def test_setting_a_key_needs_the_master_key(
+    admin: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """GW-17: without $NERVE_MASTER_KEY a key is refused, never stored in plaintext."""
     monkeypatch.delenv("NERVE_MASTER_KEY")
     before = admin.path.read_text()

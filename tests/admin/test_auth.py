@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -167,3 +168,33 @@ async def test_changes_need_json_and_the_same_origin(admin: Harness) -> None:
         same_origin = {"origin": "http://localhost"}
         same = await client.post("/admin/api/reload", json={}, headers=same_origin)
         assert same.status_code == 200
+
+
+async def chunks(*parts: bytes) -> AsyncIterator[bytes]:
+    for part in parts:
+        yield part
+
+
+async def test_an_empty_action_needs_no_json_type_but_any_body_and_a_foreign_origin_do(
+    admin: Harness,
+) -> None:
+    """CSRF: no body → no content type needed; a body must be JSON, announced or not."""
+    admin.path.write_text(admin.path.read_text().replace("model: m1", "model: m3"))
+
+    def served_model() -> str:
+        return str(admin.app.config.routes[0].targets[0].model)
+
+    async with admin.session() as client:
+        text = {"content-type": "text/plain"}
+        plain = await client.post("/admin/api/reload", content=b"{}", headers=text)
+        chunked = await client.post("/admin/api/reload", content=chunks(b"{}"))
+        unannounced = client.build_request("POST", "/admin/api/reload", content=b"{}")
+        del unannounced.headers["content-length"]  # as an HTTP/2 request may come
+        for refused in (plain, chunked, await client.send(unannounced)):
+            assert refused.status_code == 400
+            assert refused.json()["error"]["code"] == "json_required"
+        evil = await client.post("/admin/api/reload", headers={"origin": "https://evil"})
+        assert evil.status_code == 401 and evil.json()["error"]["code"] == "cross_origin"
+        assert served_model() == "m1", "nothing refused was applied"
+        same = await client.post("/admin/api/reload", headers={"origin": "http://localhost"})
+        assert same.status_code == 200 and served_model() == "m3"

@@ -9,10 +9,12 @@
                                     (seq: the shared log's, increasing in log order)
     GET|PUT /admin/api/config       POST /admin/api/reload       (config_api.py)
     GET  /admin/api/keys            PUT /admin/api/keys/{provider}  (config_api.py)
+    GET|POST /admin/api/access      POST /admin/api/access/{name}/revoke  (access_api.py)
 
 Every request from another machine must come over HTTPS (426). Everything under /admin/api
-but login needs a session. Requests that change something must be `application/json` and, when
-the browser sends an Origin, same-origin: with the SameSite=Strict cookie that closes CSRF.
+but login needs a session. Requests that change something must, when they carry a body, send it
+as `application/json` (an empty POST such as reload needs no type) and, when the browser sends
+an Origin, be same-origin: with the SameSite=Strict cookie that closes CSRF.
 """
 
 from __future__ import annotations
@@ -54,9 +56,26 @@ async def read_json(request: Request) -> dict[str, Any]:
     return body
 
 
-def _same_origin(request: Request) -> None:
-    if not request.headers.get("content-type", "").startswith("application/json"):
-        raise RequestError("send the body as application/json", code="json_required")
+def _declares_body(request: Request) -> bool:
+    if "transfer-encoding" in request.headers:
+        return True
+    length = request.headers.get("content-length")
+    try:
+        return length is not None and int(length) != 0
+    except ValueError:
+        return True
+
+
+async def _same_origin(request: Request) -> None:
+    # A body must be JSON (a cross-site form cannot send that without a preflight); no body at
+    # all (an action such as reload) needs no type. The body is read only when no header
+    # announces one (HTTP/2 may omit both), to be sure it is empty; the handler reuses it.
+    if not request.headers.get("content-type", "").startswith("application/json") and (
+        _declares_body(request) or await request.body()
+    ):
+        raise RequestError(
+            "send the body as application/json (or send no body)", code="json_required"
+        )
     origin = request.headers.get("origin")
     # A TLS proxy may rewrite Host; the host the browser saw is then in X-Forwarded-Host.
     hosts = {request.headers.get("host"), request.headers.get("x-forwarded-host")}
@@ -71,7 +90,7 @@ def guard(panel: AdminPanel, handler: Handler, *, session: bool = True) -> Handl
             if session:
                 await panel.auth.session(request.scope)
             if request.method not in ("GET", "HEAD"):
-                _same_origin(request)
+                await _same_origin(request)
             response = await handler(request)
         except NerveError as e:
             response = JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
@@ -98,6 +117,7 @@ class _TransportChecked:
 
 
 def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
+    from nerve.admin.access_api import access_routes
     from nerve.admin.config_api import config_routes
 
     auth, events = panel.auth, panel.events
@@ -189,4 +209,5 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
         Route("/admin/api/dashboard", guard(panel, dashboard), methods=["GET"]),
         Route("/admin/api/logs", guard(panel, logs), methods=["GET"]),
         *(Route(path, guard(panel, h), methods=m) for path, h, m in config_routes(panel)),
+        *(Route(path, guard(panel, h), methods=m) for path, h, m in access_routes(panel)),
     ]
