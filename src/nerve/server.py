@@ -71,6 +71,8 @@ class NerveApp:
         except ValueError as e:
             raise ConfigError(str(e), path="storage.url") from None
         self.keyring = Keyring(config.server.api_keys, store=keys)
+        self.gateway.principals = self.keyring.principals
+        self.access = self.gateway  # the admin Access page asks it for spend
         self._memory: Memory | None = None
         self.agents = AgentRegistry.from_config(config)  # opened with memory, in the same store
         self.voice = Voice.from_config(config)  # speech engines; models load on first use

@@ -145,3 +145,19 @@ def test_a_streamed_call_is_billed_the_usage_the_stream_reported(budgeted, upstr
 def test_a_budgeted_key_may_not_use_a_model_without_a_price(budgeted):
     refused = chat(budgeted, "budget-key-0001", "primary/unpriced")
     assert refused.status_code == 403 and error(refused)["code"] == "unpriced_model"
+
+
+def test_stats_show_spend_per_key_and_user_and_the_budget_left_never_the_key(budgeted):
+    key = "budget-key-0001"
+    for user in ("asha", "ravi"):
+        assert chat(budgeted, key, "default", max_tokens=10, user=user).status_code == 200
+    r = httpx.get(f"{budgeted.url}/stats", headers={"authorization": f"Bearer {key}"})
+    stats = r.json()
+    assert key not in r.text
+    assert stats["by_key"]["ci"]["calls"] == 2
+    assert stats["by_key"]["ci"]["cost_usd"] == pytest.approx(0.036)
+    assert {u: s["calls"] for u, s in stats["by_user"].items()} == {"asha": 1, "ravi": 1}
+    (budget,) = stats["budgets"]
+    assert (budget["key"], budget["period"], budget["budget_usd"]) == ("ci", "day", 0.05)
+    assert budget["usd"] == pytest.approx(0.036) and budget["held_usd"] == 0
+    assert budget["left_usd"] == pytest.approx(0.014)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -88,7 +88,7 @@ class KeyGate:
                 f"has a price ({', '.join(map(str, plan.targets))}): add them to `prices`",
                 code="unpriced_model",
             )
-        return plan if len(priced) == len(plan.targets) else Plan(plan.route, priced, plan.decision)
+        return plan if len(priced) == len(plan.targets) else replace(plan, targets=priced)
 
     async def reserve(self, ticket: Ticket, body: Mapping[str, Any], plan: Plan) -> None:
         """Hold the call's estimated tokens and cost against the key's tpm and budget."""

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from typing import Any
 
 import aiohttp
@@ -22,8 +23,9 @@ from nerve import __version__
 from nerve.access.ledger import Ledger
 from nerve.access.ledger_redis import RedisLedger
 from nerve.access.ledger_sql import SqlLedger
+from nerve.access.principal import Principal
 from nerve.config import Config
-from nerve.errors import AuthError, NerveError
+from nerve.errors import AuthError, NerveError, SharedStateUnavailable
 from nerve.gateway.admission import KeyGate
 from nerve.gateway.chat import ChatEndpoint
 from nerve.gateway.core import Gateway
@@ -60,6 +62,26 @@ class GatewayState:
         # The admin session check (set by the admin panel; awaited, raises NerveError; it reads
         # the store's revocations). None: no admin, so admin-only routes refuse everyone.
         self.admin_check: Callable[[Any], Awaitable[None]] | None = None
+        # Every API key's principal (set by the server from its keyring): whose spend to show.
+        self.principals: Callable[[], list[Principal]] = list
+
+    async def spend(self, names: list[str] | None = None) -> list[dict[str, Any]]:
+        """Each budgeted key's spend in its current period (all keys', or those `names`)."""
+        budgeted = [p for p in self.principals() if p.budget is not None]
+        if names is not None:
+            budgeted = [p for p in budgeted if p.name in names]
+        if self.ledger is None or not budgeted:
+            return []
+        try:
+            rows = await self.ledger.spend(budgeted)
+        except Exception as e:
+            raise SharedStateUnavailable(
+                f"the ledger of key budgets cannot be read: {type(e).__name__}", retry_after=1
+            ) from None
+        limits = {p.name: p.budget.usd for p in budgeted if p.budget is not None}
+        return [{**asdict(r), "budget_usd": limits[r.key],
+                 "left_usd": round(max(0.0, limits[r.key] - r.usd - r.held_usd), 6)}
+                for r in rows]  # fmt: skip
 
     async def open(self) -> None:
         if self.shared is not None:
@@ -224,6 +246,7 @@ def gateway_routes(state: GatewayState) -> list[Route]:
             breakers=await state.breaker_view(), cooldowns=await state.cooldowns.view()
         )
         snapshot["probes"] = state.prober.results if state.prober else {}
+        snapshot["budgets"] = await state.spend()
         return JSONResponse(snapshot)
 
     async def stats_reset(request: Request) -> Response:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import orjson
@@ -44,6 +44,8 @@ class Plan:
     route: str
     targets: tuple[Target, ...]
     decision: Decision | None  # None when the client named a route or a model
+    key: str | None = None  # the API key's name, for the stats (None without keys)
+    user: str | None = None  # the request's `user` field, for the stats
 
 
 @dataclass(slots=True)
@@ -56,6 +58,8 @@ class Served:
     started: float
     attempts: list[tuple[str, str]] = field(default_factory=list)
     decided_by: str | None = None  # the router's layer when the client asked for "auto"
+    key: str | None = None
+    user: str | None = None
 
     def headers(self) -> dict[str, str]:
         return {
@@ -99,16 +103,19 @@ class Gateway:
         """Resolve `model` of a validated body: "auto", a route name, or "provider/model",
         within what the caller's key allows (403 naming what it does not)."""
         plan = self._resolve(body, principal)
-        if principal.models is None:
-            return plan
-        allowed = tuple(t for t in plan.targets if principal.allows_target(str(t)))
-        if not allowed:
-            raise Forbidden(
-                f"key {principal.name!r} may not use {', '.join(map(str, plan.targets))} "
-                f"(allowed models: {', '.join(principal.models)})",
-                code="model_not_allowed",
-            )
-        return Plan(plan.route, allowed, plan.decision)
+        allowed = plan.targets
+        if principal.models is not None:
+            allowed = tuple(t for t in plan.targets if principal.allows_target(str(t)))
+            if not allowed:
+                raise Forbidden(
+                    f"key {principal.name!r} may not use {', '.join(map(str, plan.targets))} "
+                    f"(allowed models: {', '.join(principal.models)})",
+                    code="model_not_allowed",
+                )
+        user = body.get("user")
+        key = principal.name if principal.client.startswith("key:") else None
+        return replace(plan, targets=allowed, key=key,
+                       user=user[:200] if isinstance(user, str) and user else None)  # fmt: skip
 
     def _resolve(self, body: Mapping[str, Any], principal: Principal) -> Plan:
         model = body["model"]
@@ -208,7 +215,8 @@ class Gateway:
                 attempts.append((key, "skipped: circuit open"))
                 continue
             layer = plan.decision.layer if plan.decision else None
-            served = Served(plan.route, target, index > 0, time.perf_counter(), attempts, layer)
+            served = Served(plan.route, target, index > 0, time.perf_counter(), attempts, layer,
+                            plan.key, plan.user)  # fmt: skip
             try:
                 result = await call(provider, target.model)
             except UpstreamError as e:
@@ -253,6 +261,8 @@ class Gateway:
             usage=usage,
             fallback=served.fallback and ok,
             error=type(error).__name__ if error else None,
+            key=served.key,
+            user=served.user,
         )
         outcome = Outcome(
             route=served.route,

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisStats"]
 
-TABLES = ("all", "route", "provider", "model", "route_provider", "target")
+TABLES = ("all", "route", "provider", "model", "route_provider", "target", "key", "user")
 _RING = 1024
 _OTHER = "(other)"
 

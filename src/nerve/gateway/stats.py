@@ -203,6 +203,8 @@ class Stats:
                 "model": self._models,
                 "route_provider": self._route_providers,
                 "target": self._targets,
+                "key": self._keys,
+                "user": self._users,
             },
             self._rejections,
         )
@@ -231,6 +233,8 @@ class Stats:
         self._models: dict[str, Series] = {}
         self._route_providers: dict[tuple[str, str], Series] = {}
         self._targets: dict[tuple[str, str, str], Series] = {}
+        self._keys: dict[str, Series] = {}  # by API key name (never the key)
+        self._users: dict[str, Series] = {}  # by the request's `user` field
         self._rejections: dict[str, int] = {}
 
     def record(
@@ -244,6 +248,8 @@ class Stats:
         usage: Usage | None,
         fallback: bool,
         error: str | None = None,
+        key: str | None = None,
+        user: str | None = None,
     ) -> float:
         target = f"{provider}/{model}"
         cost = cost_of(price_of(self._prices, provider, model), usage)
@@ -256,6 +262,10 @@ class Stats:
             _at(self._targets, (route, provider, model), (_OTHER, _OTHER, _OTHER)),
         ):
             series.add(ok, latency_s, usage, cost, fallback, error)
+        if key is not None:
+            _at(self._keys, key, _OTHER).add(ok, latency_s, usage, cost, fallback, error)
+        if user is not None:
+            _at(self._users, user, _OTHER).add(ok, latency_s, usage, cost, fallback, error)
         return cost
 
     def record_rejection(self, reason: str) -> None:
@@ -274,6 +284,8 @@ class Stats:
             "by_route": {k: v.to_dict() for k, v in self._routes.items()},
             "by_provider": {k: v.to_dict() for k, v in self._providers.items()},
             "by_model": {k: v.to_dict() for k, v in self._models.items()},
+            "by_key": {k: v.to_dict() for k, v in self._keys.items()},
+            "by_user": {k: v.to_dict() for k, v in self._users.items()},
             "latency_ms": s.latency_ms(),
             "cost_usd": s.cost,
             "rejections": dict(self._rejections),
