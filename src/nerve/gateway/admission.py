@@ -1,6 +1,8 @@
-"""What a key's own policy costs a request on the gateway: its limits, its tokens, its money.
+"""Admission to the gateway: the server's limits, a key's own, its tokens and its money.
 
-The server's limits (`limits.rate`) count every client; a key may add its own: `rpm` and
+`KeyGate.admit` lets a request in or raises (429 naming the limit, 403, 503), and `leave`
+hands back what it took; shared_admit.py does the same in one Redis round trip. The server's
+limits (`limits.rate`) count every client; a key may add its own: `rpm` and
 `max_parallel` (a limiter per key, in Redis when the gateway's state is shared), and `tpm` and
 `budget`, which are metered: before the call a `Charge` is reserved in the ledger — the
 prompt's estimated tokens plus `max_tokens` (else `default_output_tokens`), priced at the
@@ -26,7 +28,7 @@ from nerve.access.ledger import Charge, Hold, Ledger
 from nerve.access.principal import Principal
 from nerve.config import RateConfig
 from nerve.errors import Forbidden, NerveError, RateLimited, SharedStateUnavailable
-from nerve.gateway.core import Plan
+from nerve.gateway.core import Gate, Plan
 from nerve.gateway.stats import Usage, cost_of, price_of
 
 if TYPE_CHECKING:
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from nerve.gateway.resilience import RateLimiter
     from nerve.gateway.shared import Resilience
 
-__all__ = ["KeyGate", "Ticket"]
+__all__ = ["KeyGate", "Ticket", "key_refusal"]
 
 log = logging.getLogger("nerve.gateway")
 _CHARS_PER_TOKEN = 4  # a rough, deliberately generous estimate (most tokenizers give 3.5-4.5)
@@ -43,11 +45,13 @@ _UNLIMITED = 1_000_000_000
 
 @dataclass(slots=True)
 class Ticket:
-    """A request's admission under its key: hand it back to `KeyGate.leave` exactly once."""
+    """A request's admission: hand it back to `KeyGate.leave` exactly once."""
 
     principal: Principal
+    client_lease: str | None = None  # the server limiter's lease (None: not taken)
     lease: str | None = None  # the key's own limiter lease (None: the key has no limits)
     hold: Hold | None = None
+    gate: Gate | None = None  # the first candidate's gate, when admission asked it too
 
 
 class KeyGate:
@@ -60,21 +64,31 @@ class KeyGate:
         default_output_tokens: int = 1024,
     ) -> None:
         self.resilience = resilience
+        self.limiter = resilience.limiter  # the server's limits; replaced by a reload
         self.ledger = ledger
         self.prices = prices
         self.default_output_tokens = default_output_tokens
         self._limiters: dict[tuple[str, int | None, int | None], RateLimiter] = {}
 
-    async def enter(self, principal: Principal) -> Ticket:
-        """The key's rpm and max_parallel (429 naming which); a no-op for keys without them."""
+    async def admit(
+        self, principal: Principal, body: Mapping[str, Any] | None = None,
+        plan: Plan | None = None,
+    ) -> Ticket:  # fmt: skip
+        """Take the server's limits, then the key's rpm/max_parallel, then (with a plan) hold
+        the call's charge; what was taken is given back if a later step refuses."""
         ticket = Ticket(principal)
-        if principal.limited:
-            limiter = self._limiter(principal)
-            try:
-                ticket.lease = await limiter.acquire(principal.client + ":own")
-            except RateLimited as e:
-                reason = "max_parallel" if e.reason == "concurrent" else "rpm"
-                raise RateLimited(reason, e.retry_after) from None
+        ticket.client_lease = await self.limiter.acquire(principal.client)
+        try:
+            if principal.limited:
+                try:
+                    ticket.lease = await self._limiter(principal).acquire(_own(principal))
+                except RateLimited as e:
+                    raise key_refusal(e) from None
+            if plan is not None and body is not None:
+                await self._reserve(ticket, body, plan)
+        except BaseException:
+            await self.leave(ticket)
+            raise
         return ticket
 
     def restrict(self, principal: Principal, plan: Plan) -> Plan:
@@ -90,19 +104,23 @@ class KeyGate:
             )
         return plan if len(priced) == len(plan.targets) else replace(plan, targets=priced)
 
-    async def reserve(self, ticket: Ticket, body: Mapping[str, Any], plan: Plan) -> None:
-        """Hold the call's estimated tokens and cost against the key's tpm and budget."""
-        principal = ticket.principal
-        if not principal.metered or self.ledger is None:
-            return
+    def charge(self, body: Mapping[str, Any], plan: Plan) -> Charge:
+        """What a call may cost: its estimated tokens, at the dearest candidate's price."""
         prompt = math.ceil(len(orjson.dumps(body.get("messages"))) / _CHARS_PER_TOKEN)
         output = _max_tokens(body) or self.default_output_tokens
         usd = max(
             cost_of(self._price(t), Usage(prompt_tokens=prompt, completion_tokens=output))
             for t in plan.targets
         )
+        return Charge(prompt + output, usd)
+
+    async def _reserve(self, ticket: Ticket, body: Mapping[str, Any], plan: Plan) -> None:
+        """Hold the call's estimated tokens and cost against the key's tpm and budget."""
+        principal = ticket.principal
+        if not principal.metered or self.ledger is None:
+            return
         try:
-            ticket.hold = await self.ledger.reserve(principal, Charge(prompt + output, usd))
+            ticket.hold = await self.ledger.reserve(principal, self.charge(body, plan))
         except NerveError:
             raise
         except Exception as e:  # a budget that cannot be checked is not kept: refuse
@@ -118,7 +136,7 @@ class KeyGate:
         answered: bool = False,
     ) -> None:  # fmt: skip
         """Settle the hold (what `target` used, or what was held if `answered` without usage)
-        and release the key's limiter lease."""
+        and release the leases."""
         try:
             if ticket.hold is not None and self.ledger is not None:
                 hold, ticket.hold = ticket.hold, None
@@ -129,10 +147,18 @@ class KeyGate:
                     actual = hold.charge if answered else Charge()
                 await self.ledger.settle(hold, actual)
         finally:
+            await self._release(ticket)
+
+    async def _release(self, ticket: Ticket) -> None:
+        principal = ticket.principal
+        try:
             if ticket.lease is not None:
                 lease, ticket.lease = ticket.lease, None
-                limiter = self._limiter(ticket.principal)
-                await limiter.release(ticket.principal.client + ":own", lease)
+                await self._limiter(principal).release(_own(principal), lease)
+        finally:
+            if ticket.client_lease is not None:
+                lease, ticket.client_lease = ticket.client_lease, None
+                await self.limiter.release(principal.client, lease)
 
     def _price(self, target: Target) -> Price | None:
         return price_of(self.prices, target.provider, target.model)
@@ -148,6 +174,16 @@ class KeyGate:
             )  # fmt: skip
             limiter = self._limiters[key] = self.resilience.limiter_for(rate)
         return limiter
+
+
+def _own(principal: Principal) -> str:
+    """The client the key's own limits count, apart from the server's (`key:<name>`)."""
+    return principal.client + ":own"
+
+
+def key_refusal(error: RateLimited) -> RateLimited:
+    """A key limiter's refusal in the key's terms: rpm or max_parallel."""
+    return RateLimited("max_parallel" if error.reason == "concurrent" else "rpm", error.retry_after)
 
 
 def _max_tokens(body: Mapping[str, Any]) -> int | None:

@@ -106,7 +106,7 @@ class GatewayState:
             self._probing = asyncio.create_task(self.prober.run(), name="health probes")
         self.keys.ledger = self.ledger
         self._chat = ChatEndpoint(
-            self._gateway, self.limiter, self.keys, max_body_bytes=self.config.limits.max_body_bytes
+            self._gateway, self.keys, max_body_bytes=self.config.limits.max_body_bytes
         )
 
     async def close(self) -> None:
@@ -152,9 +152,8 @@ class GatewayState:
         self.config = config
         self._gateway = gateway
         self.keys.prices = config.prices  # the keys' limiters keep their state
-        self._chat = ChatEndpoint(
-            gateway, self.limiter, self.keys, max_body_bytes=config.limits.max_body_bytes
-        )
+        self.keys.limiter = self.limiter
+        self._chat = ChatEndpoint(gateway, self.keys, max_body_bytes=config.limits.max_body_bytes)
         if self._probing is not None:
             self._probing.cancel()
             self._probing = None

@@ -21,7 +21,6 @@ from nerve.gateway.admission import KeyGate, Ticket
 from nerve.gateway.core import Gateway, Served
 from nerve.gateway.providers import Stream
 from nerve.gateway.request import parse_chat_request
-from nerve.gateway.resilience import RateLimiter
 from nerve.gateway.stats import Usage
 
 __all__ = ["ChatEndpoint", "error_frame"]
@@ -36,37 +35,26 @@ SSE_HEADERS = [
 
 
 class ChatEndpoint:
-    def __init__(
-        self, gateway: Gateway, limiter: RateLimiter, keys: KeyGate, *, max_body_bytes: int
-    ) -> None:
+    def __init__(self, gateway: Gateway, keys: KeyGate, *, max_body_bytes: int) -> None:
         self.gateway = gateway
-        self.limiter = limiter
         self.keys = keys
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         principal = principal_of(scope)  # who the boundary let in
-        client = principal.client
-        try:
-            lease = await self.limiter.acquire(client)
-        except NerveError as e:
-            self.gateway.stats.record_rejection(e.code or e.type)
-            await send_error(send, e)
-            return
         ticket: Ticket | None = None
         served: Served | None = None
         usage: Usage | None = None
         try:
-            ticket = await self.keys.enter(principal)
             body = parse_chat_request(await read_body(scope, receive, self.max_body_bytes))
             plan = self.keys.restrict(principal, self.gateway.plan(body, principal))
-            await self.keys.reserve(ticket, body, plan)
+            ticket = await self.keys.admit(principal, body, plan)  # limits, budget, 1st gate
             if body.get("stream"):
-                stream, served = await self.gateway.stream(body, plan)
+                stream, served = await self.gateway.stream(body, plan, ticket.gate)
                 await self._pump(stream, served, receive, send)
                 usage = stream.usage[-1] if stream.usage else None
             else:
-                completion, served = await self.gateway.complete(body, plan)
+                completion, served = await self.gateway.complete(body, plan, ticket.gate)
                 usage = completion.usage
                 await send_json(send, 200, completion.body, served.headers())
         except ConnectionAbortedError:
@@ -83,7 +71,6 @@ class ChatEndpoint:
         finally:
             if ticket is not None:
                 await self._leave(ticket, served, usage)
-            await self.limiter.release(client, lease)
 
     async def _leave(self, ticket: Ticket, served: Served | None, usage: Usage | None) -> None:
         try:

@@ -33,7 +33,7 @@ from nerve.gateway.resilience import Breakers, Cooldowns
 from nerve.gateway.router import Decision, Router
 from nerve.gateway.stats import Stats, Usage
 
-__all__ = ["Gateway", "Plan", "Served"]
+__all__ = ["Gate", "Gateway", "Plan", "Served"]
 
 log = logging.getLogger("nerve.gateway")
 T = TypeVar("T")
@@ -46,6 +46,15 @@ class Plan:
     decision: Decision | None  # None when the client named a route or a model
     key: str | None = None  # the API key's name, for the stats (None without keys)
     user: str | None = None  # the request's `user` field, for the stats
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """A candidate's gate, asked ahead (with the admission, in one Redis round trip)."""
+
+    target: str
+    cooling: float  # seconds it still rests after a 429 (0: none)
+    admitted: bool  # whether its breaker lets this call through
 
 
 @dataclass(slots=True)
@@ -158,10 +167,10 @@ class Gateway:
         return self.plan(body)
 
     async def complete(
-        self, body: dict[str, Any], plan: Plan | None = None
+        self, body: dict[str, Any], plan: Plan | None = None, gate: Gate | None = None
     ) -> tuple[Completion, Served]:
         plan = plan or self._validated_plan(body)
-        completion, served = await self._walk(plan, lambda p, m: p.complete(body, m))
+        completion, served = await self._walk(plan, lambda p, m: p.complete(body, m), gate)
         self._record(served, ok=True, usage=completion.usage)
         return completion, served
 
@@ -178,13 +187,22 @@ class Gateway:
             ) from None
         return content if isinstance(content, str) else ""
 
-    async def stream(self, body: dict[str, Any], plan: Plan | None = None) -> tuple[Stream, Served]:
+    async def stream(
+        self, body: dict[str, Any], plan: Plan | None = None, gate: Gate | None = None
+    ) -> tuple[Stream, Served]:
         """Open a stream on the first candidate that sends its first frame.
 
         The caller forwards the frames, then calls `finish_stream` exactly once.
         """
         plan = plan or self._validated_plan(body)
-        return await self._walk(plan, lambda p, m: p.open_stream(body, m))
+        return await self._walk(plan, lambda p, m: p.open_stream(body, m), gate)
+
+    def first_callable(self, plan: Plan) -> str | None:
+        """The first candidate `_walk` will gate (one whose provider has a key)."""
+        for target in plan.targets:
+            if not self.providers[target.provider].missing_key:
+                return str(target)
+        return None
 
     async def finish_stream(self, stream: Stream, served: Served, error: Exception | None) -> None:
         await stream.close()
@@ -198,7 +216,7 @@ class Gateway:
         self._record(served, ok=error is None, usage=usage, error=error)
 
     async def _walk(
-        self, plan: Plan, call: Callable[[Provider, str], Awaitable[T]]
+        self, plan: Plan, call: Callable[[Provider, str], Awaitable[T]], gate: Gate | None = None
     ) -> tuple[T, Served]:
         attempts: list[tuple[str, str]] = []
         for index, target in enumerate(plan.targets):
@@ -207,7 +225,10 @@ class Gateway:
             if provider.missing_key:
                 attempts.append((key, "skipped: no API key"))
                 continue
-            cooling, admitted = await self.breakers.gate(key, self.cooldowns)
+            if gate is not None and gate.target == key:
+                cooling, admitted, gate = gate.cooling, gate.admitted, None
+            else:
+                cooling, admitted = await self.breakers.gate(key, self.cooldowns)
             if cooling > 0:
                 attempts.append((key, f"skipped: cooling down {cooling:.0f}s after 429"))
                 continue

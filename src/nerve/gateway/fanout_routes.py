@@ -45,17 +45,12 @@ def fanout_router(state: Callable[[], GatewayState]) -> APIRouter:
 
     @asynccontextmanager
     async def admitted(request: Request) -> AsyncIterator[None]:
-        gateway = state()
-        principal = principal_of(request.scope)
-        lease = await gateway.limiter.acquire(principal.client)
+        keys = state().keys
+        ticket = await keys.admit(principal_of(request.scope))
         try:
-            ticket = await gateway.keys.enter(principal)
-            try:
-                yield
-            finally:
-                await gateway.keys.leave(ticket)
+            yield
         finally:
-            await gateway.limiter.release(principal.client, lease)
+            await keys.leave(ticket)
 
     @router.post("/parallel", summary="One request to several models at once")
     async def parallel(body: ParallelBody, request: Request) -> dict[str, Any]:

@@ -121,6 +121,10 @@ class SharedBreakers(Breakers):
         verdict = await self.shared.run(lambda: self.redis.gate(key, cooldowns.redis))
         if verdict is MISS:
             return await super().gate(key, cooldowns)
+        return self.take(key, verdict)
+
+    def take(self, key: str, verdict: tuple[float, bool, bool]) -> tuple[float, bool]:
+        """A gate verdict Redis gave (here, or in the admission script): (cooling, admitted)."""
         cooling, admitted, pristine = verdict
         if pristine:
             self._pristine.add(key)

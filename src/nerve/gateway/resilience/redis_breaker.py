@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from nerve.gateway.resilience.breaker import BreakerState, breaker_options, configure_breaker
 from nerve.gateway.resilience.clock import Clock
+from nerve.gateway.resilience.redis_lua import GATE_LUA
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -36,36 +37,10 @@ local function open()
   redis.call('HDEL', KEYS[1], 'probe_since')
 end
 """
-_ADMIT = """
-local function admit()
-  local b = redis.call('HMGET', KEYS[1], 'state', 'opened_at', 'probe_since')
-  if not b[1] then return 2 end  -- pristine: no story at all
-  if b[1] == 'closed' then return 1 end
-  local now = tonumber(ARGV[1])
-  if b[1] == 'open' then
-    if now - tonumber(b[2]) < tonumber(ARGV[2]) then return 0 end
-    redis.call('HSET', KEYS[1], 'state', 'half_open', 'successes', '0')
-    b[3] = false
-  end
-  if b[3] and now - tonumber(b[3]) < tonumber(ARGV[3]) then return 0 end
-  redis.call('HSET', KEYS[1], 'probe_since', ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
-  return 1
-end
-"""
-_ALLOW = _ADMIT + "return admit()"
+_ALLOW = GATE_LUA + "return breaker_admit(KEYS[1], ARGV)"
 # The cooldown ZSET (redis_cooldown.py) and the breaker in one round trip: "c<seconds>" while
-# the target rests after a 429, else admit()'s 0 (refused), 1 (admitted) or 2 (pristine).
-_GATE = (
-    _ADMIT
-    + """
-local ends = redis.call('ZSCORE', KEYS[2], ARGV[5])
-if ends and tonumber(ends) > tonumber(ARGV[1]) then
-  return 'c' .. string.format('%.17g', tonumber(ends) - tonumber(ARGV[1]))
-end
-return tostring(admit())
-"""
-)
+# the target rests after a 429, else breaker_admit's 0 (refused), 1 (admitted) or 2 (pristine).
+_GATE = GATE_LUA + "return breaker_gate(KEYS[1], KEYS[2], ARGV)"
 _SUCCESS = """
 local b = redis.call('HMGET', KEYS[1], 'state', 'successes')
 if b[1] == 'half_open' then
@@ -164,14 +139,24 @@ class RedisBreakers:
                 self._ttl]  # fmt: skip
         return bool(await self._allow(keys=[self._key(key)], args=args))
 
-    async def gate(self, key: str, cooldowns: RedisCooldowns) -> tuple[float, bool, bool]:
-        """`Breakers.gate` in one script: (cooling seconds, admitted, pristine)."""
+    def gate_call(self, key: str, cooldowns: RedisCooldowns) -> tuple[list[str], list[str]]:
+        """KEYS and ARGV of one `breaker_gate` (redis_lua.py)."""
         args = [repr(self._clock()), repr(self.half_open_after), repr(self.probe_timeout),
                 self._ttl, key]  # fmt: skip
-        verdict = str(await self._gate(keys=[self._key(key), cooldowns.zset], args=args))
+        return [self._key(key), cooldowns.zset], args
+
+    @staticmethod
+    def verdict(reply: Any) -> tuple[float, bool, bool]:
+        """(cooling seconds, admitted, pristine) from a `breaker_gate` reply."""
+        verdict = str(reply)
         if verdict.startswith("c"):
             return float(verdict[1:]), False, False
         return 0.0, verdict != "0", verdict == "2"
+
+    async def gate(self, key: str, cooldowns: RedisCooldowns) -> tuple[float, bool, bool]:
+        """`Breakers.gate` in one script: (cooling seconds, admitted, pristine)."""
+        keys, args = self.gate_call(key, cooldowns)
+        return self.verdict(await self._gate(keys=keys, args=args))
 
     async def record_success(self, key: str) -> None:
         await self._success(keys=[self._key(key), self._index], args=[self.successes_to_close, key])

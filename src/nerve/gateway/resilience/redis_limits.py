@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from nerve.errors import RateLimited
 from nerve.gateway.resilience.clock import Clock
 from nerve.gateway.resilience.ratelimit import rate_options
+from nerve.gateway.resilience.redis_lua import RATE_SCRIPT
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -34,40 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisRateLimiter"]
 
-_ACQUIRE = """
-local function f(x) return string.format('%.17g', x) end
-local now = tonumber(ARGV[1])
-local window_requests, window_seconds = tonumber(ARGV[2]), tonumber(ARGV[3])
-local burst, refill = tonumber(ARGV[4]), tonumber(ARGV[5])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', f(now - tonumber(ARGV[7])))
-if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then
-  return {0, 'concurrent', '1'}
-end
-local bucket = redis.call('HMGET', KEYS[2], 'tokens', 'at')
-local tokens, at = tonumber(bucket[1]), tonumber(bucket[2])
-if tokens == nil or at == nil then tokens, at = burst, now end
-tokens = math.min(burst, tokens + math.max(0, now - at) * refill)
-local horizon = now - window_seconds
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', f(horizon))
-local burst_wait, window_wait = 0, 0
-if tokens < 1 - 1e-9 then burst_wait = (1 - tokens) / refill end
-if redis.call('ZCARD', KEYS[1]) >= window_requests then
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  window_wait = tonumber(oldest[2]) - horizon
-end
-if burst_wait > 0 or window_wait > 0 then
-  local reason = 'burst'
-  if window_wait >= burst_wait then reason = 'window' end
-  return {0, reason, f(math.max(burst_wait, window_wait))}
-end
-redis.call('HSET', KEYS[2], 'tokens', f(math.max(0, tokens - 1)), 'at', ARGV[1])
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[8])
-redis.call('ZADD', KEYS[3], ARGV[1], ARGV[8])
-redis.call('PEXPIRE', KEYS[1], ARGV[9])
-redis.call('PEXPIRE', KEYS[2], ARGV[10])
-redis.call('PEXPIRE', KEYS[3], ARGV[11])
-return {1}
-"""
+_ACQUIRE = RATE_SCRIPT  # KEYS: window, bucket, leases; ARGV: see redis_lua.py
 
 
 def _ttl_ms(seconds: float) -> int:
@@ -107,7 +75,7 @@ class RedisRateLimiter:
         limits = (window_requests, window_seconds, burst, refill_per_second, max_concurrent)
         self._limits = [*map(repr, limits), repr(lease_seconds)]
         spans = (window_seconds, burst / refill_per_second, lease_seconds)
-        self._ttls = [_ttl_ms(s) for s in spans]
+        self._ttls = [str(_ttl_ms(s)) for s in spans]
         self._ids = itertools.count()
         self._me = uuid.uuid4().hex[:12]  # lease ids: unique across replicas, cheap to make
 
@@ -124,13 +92,22 @@ class RedisRateLimiter:
         base = f"{self.prefix}rl:{{{client}}}:"  # {client}: one hash slot on a Redis Cluster
         return [base + "w", base + "b", base + "c"]
 
+    def call(self, client: str) -> tuple[list[str], list[str], str]:
+        """KEYS, ARGV and lease of one acquire (`rate_check`/`rate_commit`, redis_lua.py)."""
+        lease = f"{self._me}:{next(self._ids)}"
+        return self.keys(client), [repr(self._clock()), *self._limits, lease, *self._ttls], lease
+
+    @staticmethod
+    def refusal(reply: list[Any]) -> RateLimited:
+        """What a refused `rate_check` reply {0, reason, retry_after} means."""
+        return RateLimited(str(reply[1]), float(reply[2]))
+
     async def acquire(self, client: str) -> str:
         """Admit one request of `client` and return its lease, or raise RateLimited."""
-        lease = f"{self._me}:{next(self._ids)}"
-        args: list[Any] = [repr(self._clock()), *self._limits, lease, *self._ttls]
-        result = await self._script(keys=self.keys(client), args=args)
+        keys, args, lease = self.call(client)
+        result = await self._script(keys=keys, args=args)
         if result[0] != 1:
-            raise RateLimited(str(result[1]), float(result[2]))
+            raise self.refusal(result)
         return lease
 
     async def release(self, client: str, lease: str) -> None:
