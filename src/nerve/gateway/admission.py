@@ -28,7 +28,7 @@ from nerve.access.ledger import Charge, Hold, Ledger
 from nerve.access.principal import Principal
 from nerve.config import RateConfig
 from nerve.errors import Forbidden, NerveError, RateLimited, SharedStateUnavailable
-from nerve.gateway.core import Gate, Plan
+from nerve.gateway.core import Gate, Gateway, Plan
 from nerve.gateway.stats import Usage, cost_of, price_of
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ class KeyGate:
     ) -> None:
         self.resilience = resilience
         self.limiter = resilience.limiter  # the server's limits; replaced by a reload
+        self.gateway: Gateway | None = None  # whose candidates admission may gate ahead
         self.ledger = ledger
         self.prices = prices
         self.default_output_tokens = default_output_tokens

@@ -33,6 +33,7 @@ from nerve.gateway.probes import Prober
 from nerve.gateway.providers import build_provider
 from nerve.gateway.resilience import Clock
 from nerve.gateway.shared import LOCAL_HEALTH, build_resilience
+from nerve.gateway.shared_admit import SharedKeyGate
 from nerve.gateway.stats import Stats
 
 __all__ = ["GatewayState", "gateway_routes"]
@@ -51,7 +52,11 @@ class GatewayState:
         self.cooldowns = self.resilience.cooldowns
         self.limiter = self.resilience.limiter
         self.ledger: Ledger | None = None  # what keys spend: see open()
-        self.keys = KeyGate(self.resilience, None, config.prices)
+        # Admission: step by step in-process, one script when the state is shared.
+        self.keys = (
+            KeyGate(self.resilience, None, config.prices) if self.shared is None
+            else SharedKeyGate(self.shared, self.resilience, None, config.prices)
+        )  # fmt: skip
         self.session: aiohttp.ClientSession | None = None
         self._gateway: Gateway | None = None
         self._chat: ChatEndpoint | None = None
@@ -105,6 +110,7 @@ class GatewayState:
         if self.config.probes.interval_seconds > 0:
             self._probing = asyncio.create_task(self.prober.run(), name="health probes")
         self.keys.ledger = self.ledger
+        self.keys.gateway = self._gateway
         self._chat = ChatEndpoint(
             self._gateway, self.keys, max_body_bytes=self.config.limits.max_body_bytes
         )
@@ -153,6 +159,7 @@ class GatewayState:
         self._gateway = gateway
         self.keys.prices = config.prices  # the keys' limiters keep their state
         self.keys.limiter = self.limiter
+        self.keys.gateway = gateway
         self._chat = ChatEndpoint(gateway, self.keys, max_body_bytes=config.limits.max_body_bytes)
         if self._probing is not None:
             self._probing.cancel()
