@@ -1,6 +1,7 @@
 """The web chat page in a real browser (issue 7): headless Chromium types a message and sees
 the typing indicator, then the reply from the fake upstream, through nerve on a real socket;
-what came while the page was closed shows when it opens (UX-2), a repeated delivery once.
+what came while the page was closed shows when it opens (UX-2), a repeated delivery once; with
+API keys, the page asks for one when its socket is refused, and again for a wrong one.
 
 Needs Debian's `chromium` at /usr/bin/chromium; without it the test is skipped, unless
 CI=true, where it fails. Sync on purpose: Playwright's sync API cannot run inside a loop.
@@ -13,12 +14,16 @@ import os
 import threading
 from pathlib import Path
 
-from playwright.sync_api import expect
+import httpx
+import pytest
+from playwright.sync_api import Dialog, expect
 
 from nerve.assistant import Outbound
+from nerve.server import build_app
 from nerve.tools import ToolContext, tool
 from tests.browser import chromium, require_chromium
 from tests.channels.conftest import ChatServer, kept, until
+from tests.conftest import RunningServer, make_config
 from tests.fakes.upstream import FakeUpstream, Reply
 
 WAIT_MS = 15_000
@@ -88,3 +93,41 @@ def test_what_came_while_the_page_was_closed_shows_on_open_and_a_repeat_shows_on
         chat_server.server.call(bus.deliver(Outbound("web", "tab-b1", "After.")))
         expect(shown).to_have_count(3, timeout=WAIT_MS)
         assert shown.all_inner_texts()[1:] == ["⏰ Reminder: tea", "After."]
+
+
+def test_with_api_keys_the_page_asks_for_a_key_and_asks_again_when_it_is_refused(
+    upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys are wanted on loopback too: the refused socket makes the page ask (window.prompt);
+    a wrong key is refused too, forgotten and asked for again; the chat is the key's user's."""
+    monkeypatch.setenv("NERVE_ADMIN_PASSWORD", "channel-tests-password")
+    bot = "sk-bot-only-ci-bot"
+    keys = [{"name": "bot", "key": bot, "users": ["ci-bot"]}]
+    config = make_config({"primary": upstream}, probes={"interval_seconds": 0},
+                         server={"api_keys": keys, "config_poll_seconds": 0})  # fmt: skip
+    server = RunningServer(build_app(config)).start()
+    answers, asked = ["sk-wrong", bot], []
+
+    def answer(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        dialog.accept(answers.pop(0))
+
+    upstream.script(Reply(text="Hello, bot."))
+    try:
+        with chromium() as browser:
+            page = browser.new_page()
+            page.on("dialog", answer)
+            page.goto(f"{server.url}/chat")
+            expect(page.locator("#status")).to_have_text("online", timeout=WAIT_MS)
+            page.fill("#input", "hi from the page")
+            page.keyboard.press("Enter")
+            expect(page.locator(".msg.assistant")).to_have_text("Hello, bot.", timeout=WAIT_MS)
+            assert page.evaluate("sessionStorage.getItem('nerve-key')") == bot
+        recalled = httpx.post(
+            f"{server.url}/api/memory/recall", json={"user_id": "ci-bot", "kind": "turn"},
+            headers={"authorization": f"Bearer {bot}"}, timeout=10,
+        ).json()  # fmt: skip
+    finally:
+        server.stop()
+    assert asked == ["API key for this nerve server"] * 2
+    assert "hi from the page" in [r["data"]["content"] for r in recalled["records"]]

@@ -20,13 +20,13 @@ from tests.mcp.conftest import text_of
 TIMEOUT = 60
 
 
-def write_config(tmp_path: Path, upstream: FakeUpstream) -> Path:
+def write_config(tmp_path: Path, upstream: FakeUpstream, **extra: Any) -> Path:
     path = tmp_path / "nerve.yaml"
     config = {
         "providers": [{"name": "primary", "protocol": "openai",
                        "base_url": upstream.openai_base_url, "api_key": "sk-test"}],
         "routes": [{"name": "default", "model": {"provider": "primary", "model": "m1"}}],
-        "probes": {"interval_seconds": 0},
+        "probes": {"interval_seconds": 0}, **extra,
     }  # fmt: skip
     path.write_text(yaml.safe_dump(config))
     return path
@@ -125,3 +125,21 @@ async def test_stdout_carries_only_json_rpc_messages(
     assert answers[3]["result"]["isError"] is True
     assert "'content': Field required" in answers[3]["result"]["content"][0]["text"]
     assert b"nerve MCP server on stdio" in stderr
+
+
+async def test_over_stdio_there_is_no_key_so_the_users_limits_of_keys_do_not_apply(
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    """Whoever can start `nerve mcp` owns the machine's store: LOCAL, like the CLI."""
+    keys = [{"name": "bot", "key": "sk-bot-only-ci-bot", "users": ["ci-bot"]}]
+    config = write_config(tmp_path, upstream, server={"api_keys": keys})
+    async with (
+        asyncio.timeout(TIMEOUT),
+        stdio_client(nerve_mcp(config, tmp_path), errlog=sys.stderr) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        stored = await session.call_tool("store_memory", {
+            "user_id": "asha", "intent": "preference", "tier": "semantic",
+            "data": {"text": "likes filter coffee"}, "importance_score": 0.9})  # fmt: skip
+    assert not stored.is_error, text_of(stored)

@@ -85,6 +85,13 @@ class Principal:
         """The user a request that names none acts for: the key's first user, else `fallback`."""
         return self.users[0] if self.users else fallback
 
+    def user_for(self, asked: str | None, fallback: str) -> str:
+        """The user a request acts for, checked: the one it names, else `default_user`. Every
+        surface that reads or writes a user's data (REST, MCP, web chat) asks this once."""
+        user = asked or self.default_user(fallback)
+        self.check_user(user)
+        return user
+
     def view(self) -> dict[str, Any]:
         """What may be shown about the key (never the key): for /stats, the admin API, logs."""
         return {

@@ -12,6 +12,10 @@ while none is open). The page keeps its chat id in localStorage, so a reconnecti
 replica, gets what was kept for its chat; `id`, when set, is stable across a repeated delivery.
 By default only loopback clients are served and a cross-site Origin is refused; pass
 `authorize` to open it up.
+
+Whose chat it is: `?user=` names the user, "web" by default. A socket opened with a key limited
+to some users (server.api_keys `users`) is its first user's unless `?user=` names another of
+them; a user it may not act for is refused (close 1008) before the socket opens.
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from nerve.access import principal_of
 from nerve.access.boundary import KEY_PROTOCOL  # the page offers "nerve" and "nerve.key.<key>"
 from nerve.assistant import Assistant, Bus, Inbound, Outbound
 from nerve.channels.web_channel import WebChat
+from nerve.errors import Forbidden
 
 __all__ = ["KEY_PROTOCOL", "WebChat", "loopback_only", "loopback_or_key", "web_chat_routes"]
 
@@ -104,7 +110,6 @@ def web_chat_routes(
     async def socket(ws: WebSocket) -> None:
         target = get_target()
         chat_id = ws.query_params.get("chat") or uuid.uuid4().hex
-        user_id = (ws.query_params.get("user") or "web")[:200]
         if (
             target is None
             or not _same_origin(ws)
@@ -112,6 +117,12 @@ def web_chat_routes(
             or not CHAT_ID.match(chat_id)
         ):
             await ws.close(code=1008)
+            return
+        asked = ws.query_params.get("user")
+        try:
+            user_id = principal_of(ws.scope).user_for(asked[:200] if asked else None, "web")
+        except Forbidden as e:
+            await ws.close(code=1008, reason=e.message)
             return
         # A browser that offered subprotocols needs one chosen, or it drops the socket.
         await ws.accept(

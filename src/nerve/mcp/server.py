@@ -12,6 +12,11 @@ content. Errors are translated once, here, in `NerveMCP.call_tool`:
 so a tool call never takes the server down. To add a tool, write it in the tools module of its
 subsystem (or a new one registered in `build_mcp_server`): a typed async function and a result
 model; the server needs nothing else.
+
+Whose data: over HTTP (/mcp) a call is made with the request's key. A tool that reads or writes
+a user's data takes a `Context` (the SDK injects it; it is not in the schema) and asks
+`caller(ctx).check_user(user_id)`, as the REST routes ask the request's principal; a refusal
+is an `is_error` result naming the user. Over stdio (`nerve mcp`) there is no key: LOCAL.
 """
 
 from __future__ import annotations
@@ -24,16 +29,19 @@ from typing import TYPE_CHECKING, Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.utilities.context_injection import find_context_parameter
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
+from starlette.requests import HTTPConnection
 
 from nerve import __version__
+from nerve.access import LOCAL, Principal, principal_of
 from nerve.errors import NerveError
 
 if TYPE_CHECKING:  # the server module imports this package: annotations only
     from nerve.server import NerveApp
 
-__all__ = ["NerveMCP", "build_mcp_server", "invalid_arguments"]
+__all__ = ["NerveMCP", "build_mcp_server", "caller", "invalid_arguments"]
 
 log = logging.getLogger("nerve.mcp")
 
@@ -59,7 +67,10 @@ class NerveMCP(MCPServer[Any]):
         self, fn: Callable[..., Any], name: str | None = None, *args: Any, **options: Any
     ) -> None:
         super().add_tool(fn, name, *args, **options)
-        self._arguments[name or fn.__name__] = frozenset(inspect.signature(fn).parameters)
+        injected = find_context_parameter(fn)  # the SDK's Context: not a client's argument
+        self._arguments[name or fn.__name__] = frozenset(
+            p for p in inspect.signature(fn).parameters if p != injected
+        )
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -83,6 +94,16 @@ class NerveMCP(MCPServer[Any]):
             if isinstance(e.__cause__, ValidationError):
                 raise ToolError(f"{name}: {invalid_arguments(e.__cause__)}") from None
             raise
+
+
+def caller(ctx: Context[Any, Any]) -> Principal:
+    """Who made this tool call: the principal the boundary put on its HTTP request (/mcp), or
+    LOCAL when there is none (stdio, or a call made in process)."""
+    try:
+        request = ctx.request_context.request
+    except ValueError:  # the SDK's "outside of a request"
+        return LOCAL
+    return principal_of(request.scope) if isinstance(request, HTTPConnection) else LOCAL
 
 
 def invalid_arguments(error: ValidationError) -> str:

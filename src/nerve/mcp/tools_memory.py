@@ -3,14 +3,17 @@ store_fact, memory_context.
 
 Thin adapters over `Memory` and `build_context`, the calls `/api/memory/*` make; `Memory` itself
 enforces the rules (importance threshold, sizes, event payloads), so every surface agrees.
+Over /mcp a key limited to some users may only name those (`caller(ctx).check_user`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
+from nerve.mcp.server import caller
 from nerve.memory.context import build_context
 from nerve.memory.events import EventType
 from nerve.memory.model import Kind, Tier
@@ -74,6 +77,7 @@ class ContextOut(BaseModel):
 def register(server: MCPServer[Any], app: NerveApp) -> None:
     @server.tool()
     async def store_memory(
+        ctx: Context[Any, Any],
         user_id: UserId,
         intent: Annotated[str, Field(min_length=1, max_length=100, description="e.g. preference")],
         tier: Tier,
@@ -84,6 +88,7 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
     ) -> StoredOut:
         """Remember something about a user: short_term (this process only), episodic or
         semantic. Below the importance threshold nothing is kept and `reason` says so."""
+        caller(ctx).check_user(user_id)
         stored = await app.memory.store_memory(
             user_id, tier=tier, intent=intent, data=data, importance=importance_score,
             language=language, session_id=session_id,
@@ -92,6 +97,7 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
 
     @server.tool()
     async def recall_memory(
+        ctx: Context[Any, Any],
         user_id: UserId,
         intent: str | None = None,
         tier: Tier | None = None,
@@ -102,6 +108,7 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
     ) -> RecallOut:
         """Recall a user's memories, filtered (intent, tier, kind, session) and, with a query,
         searched; ranked by relevance and importance decayed with age."""
+        caller(ctx).check_user(user_id)
         found = await app.memory.recall(
             user_id, intent=intent, tier=tier, kind=kind, query=query, limit=limit,
             session_id=session_id,
@@ -110,6 +117,7 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
 
     @server.tool()
     async def record_event(
+        ctx: Context[Any, Any],
         user_id: UserId,
         session_id: Annotated[str, Field(min_length=1, max_length=200)],
         type: EventType,
@@ -119,11 +127,13 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
         """Record what you just did (a perception event): eye_read {path}, eye_search {query},
         body_tool {tool}, body_bash {command}, tongue_write/tongue_edit {path}, nose_error/
         nose_warning {message}, outcome_task {task}, outcome_done {score 0..1}."""
+        caller(ctx).check_user(user_id)
         stored = await app.memory.record_event(user_id, session_id, type, payload, importance)
         return StoredOut.model_validate(stored.to_dict())
 
     @server.tool()
     async def store_fact(
+        ctx: Context[Any, Any],
         user_id: UserId,
         entity: Annotated[str, Field(min_length=1, max_length=500)],
         attribute: Annotated[str, Field(min_length=1, max_length=500)],
@@ -133,6 +143,7 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
     ) -> StoredOut:
         """Store a fact triple (entity, attribute, value); a newer value replaces the latest one
         and the earlier values stay in its history."""
+        caller(ctx).check_user(user_id)
         stored = await app.memory.store_fact(
             user_id, entity, attribute, value, importance, session_id
         )
@@ -140,6 +151,7 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
 
     @server.tool()
     async def memory_context(
+        ctx: Context[Any, Any],
         user_id: UserId,
         session_id: SessionId = None,
         query: Query = None,
@@ -147,6 +159,7 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
     ) -> ContextOut:
         """What to know at the start of a session: the active task, recent sessions, important
         facts and what relates to the query, with a `prompt_block` ready for a system prompt."""
+        caller(ctx).check_user(user_id)
         built = await build_context(
             app.memory, user_id, session_id=session_id, query=query,
             max_contexts=max_contexts or app.config.memory.max_contexts,

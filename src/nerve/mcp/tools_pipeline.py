@@ -1,15 +1,18 @@
 """MCP tools over the pipeline (SPEC PR-1, SF-4): process, check_safety, safe_execute.
 
 The same calls as `POST /api/process` and `POST /api/safety/check`; a blocked request is a
-result (the verdict), never an error.
+result (the verdict), never an error. Over /mcp, `user_id` is checked against the key's `users`
+and defaults to its first user, as `/api/process` does (`Principal.user_for`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
+from nerve.mcp.server import caller
 from nerve.pipeline.process import MAX_TEXT_CHARS, ProcessResult
 from nerve.safety import BlockedBy, Kind, RiskLevel
 
@@ -21,7 +24,11 @@ if TYPE_CHECKING:
 __all__ = ["ProcessOut", "SafeExecuteOut", "VerdictOut", "register"]
 
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS, description="What the user or agent asked.")]
-UserId = Annotated[str, Field(min_length=1, max_length=200, description="Whose request it is.")]
+UserId = Annotated[
+    str | None,
+    Field(min_length=1, max_length=200,
+          description="Whose request it is; default: the key's first user, else anonymous."),
+]  # fmt: skip
 
 
 class VerdictOut(BaseModel):
@@ -67,12 +74,13 @@ class SafeExecuteOut(ProcessOut):
 def register(server: MCPServer[Any], app: NerveApp) -> None:
     @server.tool()
     async def process(
-        text: Text, user_id: UserId = "anonymous", execute: bool = False
+        ctx: Context[Any, Any], text: Text, user_id: UserId = None, execute: bool = False
     ) -> ProcessOut:
         """Understand a request: language → intent → safety verdict; with execute=true, also run
         the intent's handler when safety allows it. Code-switched romanized Indian languages
         (Hinglish, Tanglish...) are understood."""
-        return ProcessOut.of(await app.pipeline.process(text, user_id, execute=execute))
+        user = caller(ctx).user_for(user_id, "anonymous")
+        return ProcessOut.of(await app.pipeline.process(text, user, execute=execute))
 
     @server.tool()
     async def check_safety(
@@ -86,10 +94,13 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
         return VerdictOut.model_validate(verdict.to_dict())
 
     @server.tool()
-    async def safe_execute(text: Text, user_id: UserId = "anonymous") -> SafeExecuteOut:
+    async def safe_execute(
+        ctx: Context[Any, Any], text: Text, user_id: UserId = None
+    ) -> SafeExecuteOut:
         """Process a request and execute it only if safety allows it. A blocked request is not
         an error: the result says allowed=false and carries the verdict in `safety`."""
-        result = await app.pipeline.process(text, user_id, execute=True)
+        user = caller(ctx).user_for(user_id, "anonymous")
+        result = await app.pipeline.process(text, user, execute=True)
         executed = bool(result.execution and result.execution.get("executed"))
         out = ProcessOut.of(result).model_dump()
         return SafeExecuteOut(**out, allowed=result.safety.allowed, executed=executed)

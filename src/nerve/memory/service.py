@@ -176,6 +176,14 @@ class Memory:
             short.extend(kept)
         return await self.store.delete(list(ids))
 
+    async def owner(self, record_id: str) -> str | None:
+        """Whose record `record_id` is; None when there is no such record."""
+        for user, short in self._short.items():
+            if any(r.id == record_id for r in short):
+                return user
+        found = await self.store.get([record_id])
+        return found[0].user_id if found else None
+
     async def forget_user(self, user_id: str) -> int:
         user = _user(user_id)
         dropped = len(self._short.pop(user, ()))

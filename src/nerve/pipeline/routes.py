@@ -1,7 +1,10 @@
 """REST routes of the pipeline (SPEC PR-1, PR-2, LG-2, SF-4): process, safety check, language.
 
 Each route is a thin adapter: validate the body (pydantic; a bad field is a 400 naming it), call
-the same Python function the CLI and MCP call, return its dict.
+the same Python function the CLI and MCP call, return its dict. `/api/process` remembers what
+it was asked for a user: a key limited to some users (server.api_keys `users`) may only name
+those (else a 403 naming the user), and a request that names none acts for the key's first user
+("anonymous" for a key without a `users` limit, and without keys).
 """
 
 from __future__ import annotations
@@ -9,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from nerve.access import principal_of
 from nerve.language import detect
 from nerve.pipeline.process import MAX_TEXT_CHARS, Pipeline
 from nerve.safety import Kind
@@ -25,7 +29,10 @@ class _Body(BaseModel):
 
 class ProcessBody(_Body):
     text: str = Field(max_length=MAX_TEXT_CHARS, description="What the user or agent asked.")
-    user_id: str = Field("anonymous", min_length=1, max_length=200)
+    user_id: str | None = Field(
+        None, min_length=1, max_length=200,
+        description="Whose request it is; default: the key's first user, else anonymous.",
+    )  # fmt: skip
     execute: bool = Field(True, description="Run the intent's handler when safety allows it.")
 
 
@@ -43,8 +50,9 @@ def pipeline_router(pipeline: Callable[[], Pipeline]) -> APIRouter:
     router = APIRouter(prefix="/api")
 
     @router.post("/process", summary="Language → intent → safety → execute")
-    async def process(body: ProcessBody) -> dict[str, Any]:
-        result = await pipeline().process(body.text, body.user_id, execute=body.execute)
+    async def process(body: ProcessBody, request: Request) -> dict[str, Any]:
+        user_id = principal_of(request.scope).user_for(body.user_id, "anonymous")
+        result = await pipeline().process(body.text, user_id, execute=body.execute)
         return result.to_dict()
 
     @router.post("/safety/check", summary="One safety verdict")

@@ -15,7 +15,7 @@
       .replace(/[^A-Za-z0-9_-]/g, "");
     localStorage.setItem(key, chatId);
   }
-  const user = new URLSearchParams(location.search).get("user") || "web";
+  const user = new URLSearchParams(location.search).get("user"); // else the key's, or "web"
   let socket = null;
   let retry = 500;
   const queue = [];
@@ -55,23 +55,39 @@
     status.textContent = text;
   }
 
-  // From another machine the server wants an API key (over https): asked once per tab.
+  // A server with API keys wants one on the socket (a browser cannot set headers on it, so it
+  // travels as a subprotocol), from this machine too. It is asked for when a socket is refused
+  // before it opens and a plain GET says 401 (a missing or wrong key, not a server that is down),
+  // and kept for the tab.
   function protocols() {
-    const local = ["localhost", "127.0.0.1", "[::1]"].includes(location.hostname);
-    if (local) return ["nerve"];
-    let key = sessionStorage.getItem("nerve-key");
-    if (!key) {
-      key = (window.prompt("API key for this nerve server") || "").trim();
-      if (key) sessionStorage.setItem("nerve-key", key);
-    }
+    const key = sessionStorage.getItem("nerve-key");
     return key ? ["nerve", "nerve.key." + key] : ["nerve"];
+  }
+
+  function keyRefused() {
+    const key = sessionStorage.getItem("nerve-key");
+    const headers = key ? { authorization: "Bearer " + key } : {};
+    return fetch("/chat/ws", { headers: headers }).then(
+      function (answer) { return answer.status === 401; },
+      function () { return false; }
+    );
+  }
+
+  function askKey() {
+    sessionStorage.removeItem("nerve-key");
+    const key = (window.prompt("API key for this nerve server") || "").trim();
+    if (key) sessionStorage.setItem("nerve-key", key);
+    return Boolean(key);
   }
 
   function connect() {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const params = new URLSearchParams({ chat: chatId, user: user });
+    const params = new URLSearchParams({ chat: chatId });
+    if (user) params.set("user", user);
+    let opened = false;
     socket = new WebSocket(scheme + "//" + location.host + "/chat/ws?" + params, protocols());
     socket.onopen = function () {
+      opened = true;
       retry = 500;
       setStatus("online", "online");
       while (queue.length) socket.send(queue.shift());
@@ -94,8 +110,17 @@
     socket.onclose = function () {
       typing.hidden = true;
       setStatus("offline", "offline, reconnecting…");
-      setTimeout(connect, retry);
+      const wait = retry;
       retry = Math.min(retry * 2, 10000);
+      if (opened) {
+        setTimeout(connect, wait);
+        return;
+      }
+      keyRefused().then(function (refused) {
+        if (!refused) setTimeout(connect, wait);
+        else if (askKey()) connect();
+        else setStatus("offline", "this server needs an API key: reload the page to enter one");
+      });
     };
   }
 
