@@ -27,7 +27,8 @@ def server(serve, upstream, upstream2):
     routes = [
         {"name": "default", "model": {"provider": "primary", "model": "m1"},
          "fallbacks": [{"provider": "secondary", "model": "m2"}]},
-        {"name": "code", "rules": [r"\bpython\b"], "model": {"provider": "secondary", "model": "m2"}},
+        {"name": "code", "rules": [r"\bpython\b"],
+         "model": {"provider": "secondary", "model": "m2"}},
     ]  # fmt: skip
     config = make_config(
         {"primary": upstream, "secondary": upstream2}, routes,
@@ -161,3 +162,14 @@ def test_stats_show_spend_per_key_and_user_and_the_budget_left_never_the_key(bud
     assert (budget["key"], budget["period"], budget["budget_usd"]) == ("ci", "day", 0.05)
     assert budget["usd"] == pytest.approx(0.036) and budget["held_usd"] == 0
     assert budget["left_usd"] == pytest.approx(0.014)
+
+
+def test_a_key_limited_to_users_is_counted_for_them_and_refused_for_others(serve, upstream):
+    keys = [{"name": "bot", "key": "users-key-0001", "users": ["ci-bot"]}]
+    server = serve(make_config({"primary": upstream}, server={"api_keys": keys}))
+    refused = chat(server, "users-key-0001", "default", user="asha")
+    assert refused.status_code == 403 and error(refused)["code"] == "user_not_allowed"
+    assert chat(server, "users-key-0001", "default").status_code == 200
+    stats = httpx.get(f"{server.url}/stats", headers={"authorization": "Bearer users-key-0001"})
+    assert list(stats.json()["by_user"]) == ["ci-bot"]
+    assert len(upstream.requests) == 1

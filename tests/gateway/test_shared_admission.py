@@ -25,8 +25,8 @@ def chat(server, **extra):
 
 
 def config(upstream, redis_url, prefix, window=3, **key):
-    rate = {"window_requests": window, "window_seconds": 10**6, "burst": 100, "refill_per_second": 100,
-            "max_concurrent": 100}  # fmt: skip
+    rate = {"window_requests": window, "window_seconds": 10**6, "burst": 100,
+            "refill_per_second": 100, "max_concurrent": 100}  # fmt: skip
     return make_config(
         {"primary": upstream}, limits={"rate": rate},
         prices={"primary/m1": {"input": 1000, "output": 1000}},

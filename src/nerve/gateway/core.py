@@ -122,9 +122,11 @@ class Gateway:
                     code="model_not_allowed",
                 )
         user = body.get("user")
+        user = user[:200] if isinstance(user, str) and user else None
+        if principal.users is not None:  # spend is counted for the key's users only
+            user = principal.user_for(user, "")
         key = principal.name if principal.client.startswith("key:") else None
-        return replace(plan, targets=allowed, key=key,
-                       user=user[:200] if isinstance(user, str) and user else None)  # fmt: skip
+        return replace(plan, targets=allowed, key=key, user=user)
 
     def _resolve(self, body: Mapping[str, Any], principal: Principal) -> Plan:
         model = body["model"]
