@@ -25,7 +25,7 @@ from nerve.cli.keys_cmd import keys_group
 from nerve.config import Config
 from nerve.errors import NerveError, RequestError
 
-__all__ = ["keys_create", "keys_list", "keys_revoke"]
+__all__ = ["keys_create", "keys_list", "keys_revoke", "managed_keys_exist"]
 
 T = TypeVar("T")
 
@@ -49,6 +49,16 @@ def _run(config: Config, action: Callable[[KeyStore], Awaitable[T]]) -> T:
         fail(e.message, code=2)
     except NerveError as e:
         fail(e.message)
+
+
+def managed_keys_exist(config: Config) -> bool:
+    """Whether `nerve keys create` made any key in this config's store (revoked ones count:
+    the server then requires keys, see nerve.access.keyring)."""
+
+    async def any_key(store: KeyStore) -> bool:
+        return bool(await store.all())
+
+    return _run(config, any_key)
 
 
 def _budget(ctx: click.Context, param: click.Parameter, value: str | None) -> Budget | None:

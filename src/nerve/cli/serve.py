@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from nerve import __version__
+from nerve.cli.access_cmd import managed_keys_exist
 from nerve.cli.base import cli, fail, load, log_level_option, setup_logging
 from nerve.config import find_config_file, is_loopback
 from nerve.errors import ConfigError
@@ -47,11 +48,12 @@ def serve(
     host = host or config.server.host
     port = config.server.port if port is None else port
     workers = workers or config.server.workers
-    if not is_loopback(host) and not config.server.api_keys:
+    if not is_loopback(host) and not config.server.api_keys and not managed_keys_exist(config):
         fail(
-            f"refusing to listen on {host}: server.api_keys is empty, so anyone who can reach "
-            "this address could spend your provider keys. Set server.api_keys in the config, "
-            "or bind to 127.0.0.1."
+            f"refusing to listen on {host}: there are no API keys (server.api_keys is empty and "
+            "`nerve keys create` made none), so anyone who can reach this address could spend "
+            "your provider keys. Set server.api_keys, run `nerve keys create`, or bind to "
+            "127.0.0.1."
         )
     if workers > 1 and not config.redis.url:
         raise click.UsageError(
