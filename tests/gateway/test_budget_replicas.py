@@ -9,6 +9,7 @@ will be billed (9 prompt tokens estimated + max_tokens 9 = 18; the fake upstream
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 
 import httpx
@@ -75,3 +76,12 @@ async def test_two_replicas_keep_one_budget(replicas, upstream, redis_url, redis
         )
     assert r.status_code == 429
     assert "$0.18 of its $0.18 monthly budget" in r.json()["error"]["message"]
+    # Every hold was settled with what was used (each replica pays what it owes within 20 ms).
+    deadline = time.monotonic() + 5
+    while True:
+        (budget,) = httpx.get(f"{a.url}/stats", headers={"authorization": f"Bearer {KEY}"},
+                              timeout=10).json()["budgets"]  # fmt: skip
+        if budget["held_usd"] == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)  # polling a condition the replicas bring about, bounded
+    assert budget["usd"] == pytest.approx(0.18) and budget["held_usd"] == 0

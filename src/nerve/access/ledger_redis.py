@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from nerve.gateway.resilience.clock import Clock
 
-__all__ = ["RESERVE_LUA", "RedisLedger", "Reservation"]
+__all__ = ["RESERVE_LUA", "SETTLE_LUA", "RedisLedger", "Reservation"]
 
 RESERVE_LUA = """
 -- keys: per window its HASH (used, held) then its ZSET of holds; #keys / 2 windows.
@@ -87,23 +87,26 @@ end
 
 _RESERVE = RESERVE_LUA + "return reserve_budget(KEYS, ARGV)\n"
 
-# KEYS: per window HASH, ZSET. ARGV: stale (as in reserve), then per window the hold's member,
+# keys: per window HASH, ZSET. argv: stale (as in reserve), then per window the hold's member,
 # its amount, the actual amount. A stale hold not yet dropped is released but not billed.
-_SETTLE = """
-local stale = tonumber(ARGV[1])
-for i = 1, #KEYS / 2 do
-  local hash, holds, member = KEYS[2 * i - 1], KEYS[2 * i], ARGV[3 * i - 1]
-  local at = tonumber(redis.call('ZSCORE', holds, member))
-  if at and redis.call('EXISTS', hash) == 1 then
-    redis.call('ZREM', holds, member)
-    local h = (tonumber(redis.call('HGET', hash, 'held')) or 0) - tonumber(ARGV[3 * i])
-    if h < 0 or redis.call('ZCARD', holds) == 0 then h = 0 end
-    redis.call('HSET', hash, 'held', string.format('%.17g', h))
-    if at > stale then redis.call('HINCRBYFLOAT', hash, 'used', ARGV[3 * i + 1]) end
+SETTLE_LUA = """
+local function settle_budget(keys, argv)
+  local stale = tonumber(argv[1])
+  for i = 1, #keys / 2 do
+    local hash, holds, member = keys[2 * i - 1], keys[2 * i], argv[3 * i - 1]
+    local at = tonumber(redis.call('ZSCORE', holds, member))
+    if at and redis.call('EXISTS', hash) == 1 then
+      redis.call('ZREM', holds, member)
+      local h = (tonumber(redis.call('HGET', hash, 'held')) or 0) - tonumber(argv[3 * i])
+      if h < 0 or redis.call('ZCARD', holds) == 0 then h = 0 end
+      redis.call('HSET', hash, 'held', string.format('%.17g', h))
+      if at > stale then redis.call('HINCRBYFLOAT', hash, 'used', argv[3 * i + 1]) end
+    end
   end
+  return 1
 end
-return 1
 """
+_SETTLE = SETTLE_LUA + "return settle_budget(KEYS, ARGV)\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,16 +175,22 @@ class RedisLedger:
         reply = await self._reserve(keys=reservation.keys, args=reservation.args)
         return reservation.outcome(list(reply))
 
-    async def settle(self, hold: Hold, actual: Charge) -> None:
+    def settle_call(self, hold: Hold, actual: Charge) -> tuple[list[str], list[str]] | None:
+        """KEYS and ARGV of `settle_budget` (SETTLE_LUA) for `hold`; None: nothing to settle."""
         if not hold.id:
-            return
+            return None
         keys: list[str] = []
         args = [repr(self._clock() - self.hold_seconds)]
         held = hold_windows(hold, hold.charge)
         for window, billed in zip(held, hold_windows(hold, actual), strict=True):
             keys += self.keys(hold.key, window)
             args += [f"{hold.id}:{window.amount!r}", repr(window.amount), repr(billed.amount)]
-        await self._settle(keys=keys, args=args)
+        return keys, args
+
+    async def settle(self, hold: Hold, actual: Charge) -> None:
+        call = self.settle_call(hold, actual)
+        if call is not None:
+            await self._settle(keys=call[0], args=call[1])
 
     async def spend(self, principals: list[Principal]) -> list[Spend]:
         now = self._clock()

@@ -141,14 +141,22 @@ class KeyGate:
         try:
             if ticket.hold is not None and self.ledger is not None:
                 hold, ticket.hold = ticket.hold, None
-                if usage is not None and target is not None:
-                    tokens = usage.total_tokens or usage.prompt_tokens + usage.completion_tokens
-                    actual = Charge(tokens, cost_of(self._price(target), usage))
-                else:
-                    actual = hold.charge if answered else Charge()
-                await self.ledger.settle(hold, actual)
+                await self.ledger.settle(hold, self.actual(hold, target, usage, answered))
         finally:
             await self._release(ticket)
+
+    def actual(
+        self, hold: Hold, target: Target | None, usage: Usage | None, answered: bool
+    ) -> Charge:
+        """What a call used: `target`'s price of its usage; what was held if it answered
+        without reporting usage (the client left midway); nothing if no model answered."""
+        if usage is not None and target is not None:
+            tokens = usage.total_tokens or usage.prompt_tokens + usage.completion_tokens
+            return Charge(tokens, cost_of(self._price(target), usage))
+        return hold.charge if answered else Charge()
+
+    async def drain(self) -> None:
+        """Send what is still owed to shared state (nothing here: all of it is in process)."""
 
     async def _release(self, ticket: Ticket) -> None:
         principal = ticket.principal
