@@ -53,6 +53,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/memory_transfer.py
 	$(BIN)/python bench/gateway.py $(ARGS)
 	$(BIN)/python bench/replicas.py
+	$(BIN)/python bench/access.py
 	$(BIN)/python bench/mcp_latency.py
 	$(BIN)/python bench/voice.py
 	$(BIN)/python -m bench.assistant
