@@ -77,11 +77,12 @@ async def test_two_replicas_keep_one_budget(replicas, upstream, redis_url, redis
     assert r.status_code == 429
     assert "$0.18 of its $0.18 monthly budget" in r.json()["error"]["message"]
     # Every hold was settled with what was used (each replica pays what it owes within 20 ms).
-    deadline = time.monotonic() + 5
-    while True:
-        (budget,) = httpx.get(f"{a.url}/stats", headers={"authorization": f"Bearer {KEY}"},
-                              timeout=10).json()["budgets"]  # fmt: skip
-        if budget["held_usd"] == 0 or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)  # polling a condition the replicas bring about, bounded
+    async with httpx.AsyncClient(timeout=10) as client:
+        deadline = time.monotonic() + 5
+        while True:
+            stats = await client.get(f"{a.url}/stats", headers={"authorization": f"Bearer {KEY}"})
+            (budget,) = stats.json()["budgets"]
+            if budget["held_usd"] == 0 or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.02)  # polling a condition the replicas bring about, bounded
     assert budget["usd"] == pytest.approx(0.18) and budget["held_usd"] == 0
