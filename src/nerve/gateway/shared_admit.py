@@ -46,6 +46,7 @@ from nerve.gateway.stats import Usage
 
 if TYPE_CHECKING:
     from nerve.config import Target
+    from nerve.gateway.resilience import RateLimiter
     from nerve.gateway.shared import SharedState
 
 __all__ = ["ADMIT", "SharedKeyGate"]
@@ -101,7 +102,7 @@ return {1, verdict}
 
 
 class SharedKeyGate(KeyGate):
-    """`KeyGate` whose admission is one script and whose leaving is batched (see above)."""
+    """`KeyGate` whose admission is one script that also pays what earlier calls owe."""
 
     def __init__(self, shared: SharedState, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -156,8 +157,9 @@ class SharedKeyGate(KeyGate):
             reservation = ledger.plan(principal, self.charge(body, plan))
         section(*(reservation.keys, reservation.args) if reservation else ([], []))
         leases, holds = self._take_owed()
-        section(*_owed_sections(leases, holds)[0])
-        section(*_owed_sections(leases, holds)[1])
+        owed_leases, owed_holds = _owed_sections(leases, holds)
+        section(*owed_leases)
+        section(*owed_holds)
         try:
             reply = await self._admit(keys=keys, args=_header(counts) + args)
         except self.shared.errors as e:
@@ -196,10 +198,12 @@ class SharedKeyGate(KeyGate):
 
     async def _release(self, ticket: Ticket) -> None:
         principal, owed = ticket.principal, []
-        for limiter, client, lease in (
-            (self._limiter(principal), principal.client + ":own", ticket.lease),
-            (self.limiter, principal.client, ticket.client_lease),
-        ):
+        taken: list[tuple[RateLimiter, str, str | None]] = [
+            (self.limiter, principal.client, ticket.client_lease)
+        ]
+        if ticket.lease is not None:
+            taken.append((self._limiter(principal), principal.client + ":own", ticket.lease))
+        for limiter, client, lease in taken:
             if lease and isinstance(limiter, SharedLimiter):  # a Redis lease
                 owed.append((limiter.redis.keys(client)[2], lease))
             elif lease is not None:  # "" : taken in process, while Redis was down
