@@ -17,6 +17,7 @@ import yaml
 from nerve.config import Config, parse_config
 from nerve.gateway.resilience import ManualClock
 from nerve.server import NerveApp, build_app
+from nerve.serving import protocol_for
 from tests.fakes.upstream import FakeUpstream
 from tests.processes import Replica
 
@@ -54,7 +55,10 @@ class RunningServer:
         self.sock.listen(128)
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        config = uvicorn.Config(
+            app, log_level="warning", access_log=False, lifespan="on",
+            http=protocol_for(app.config.limits),  # the protocol `nerve serve` runs
+        )  # fmt: skip
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self._loop_ready = threading.Event()

@@ -67,6 +67,9 @@ class ServerConfig(_Strict):
     allowed_hosts: list[str] = []
     # The config file is re-read when it changes (checked this often; 0 turns watching off).
     config_poll_seconds: float = Field(1.0, ge=0)
+    # Browser apps on other origins that may call nerve (CORS); any other Origin is refused
+    # on every state-changing or model-calling request. Applied at start-up.
+    cors_origins: list[str] = []
 
     @field_validator("api_keys", mode="before")
     @classmethod
@@ -175,6 +178,11 @@ class LimitsConfig(_Strict):
     breaker: BreakerConfig = BreakerConfig()
     max_body_bytes: int = Field(10 * 1024 * 1024, ge=1024)
     max_classify_chars: int = Field(140_000, ge=1)
+    # Slow and greedy clients (nerve.serving): a request's headers must be complete, and its
+    # body read, within these; one address may hold at most this many open connections.
+    header_timeout_seconds: float = Field(10, gt=0)
+    body_timeout_seconds: float = Field(30, gt=0)
+    max_connections_per_client: int = Field(64, ge=1)
 
 
 class Price(_Strict):

@@ -4,6 +4,8 @@
     ├── ConfigError                 500     config_error        bad config: names the key path
     ├── RequestError                400     invalid_request_error
     │   ├── PayloadTooLarge         413
+    │   ├── RequestTimeout          408                         the body did not arrive in time
+    │   ├── UnsupportedMediaType    415                         a body that is not JSON
     │   ├── MisdirectedRequest      421                         Host is not this server's name
     │   └── NotFound                404     not_found_error
     ├── AuthError                   401     authentication_error
@@ -12,9 +14,10 @@
     │   └── BudgetExceeded          429                         the key's budget for the period
     ├── UpstreamError               502     upstream_error      one provider call failed
     │   ├── UpstreamStatus                                      upstream answered 4xx/5xx
-    │   ├── UpstreamTimeout
+    │   ├── UpstreamTimeout         504                         no answer within timeout_seconds
     │   └── UpstreamConnection
     ├── AllCandidatesFailed         502     upstream_error      every candidate was tried or skipped
+    │                               504                         ... and every call made timed out
     ├── SharedStateUnavailable      503     server_error        Redis down, redis.on_error: closed
     ├── EngineUnavailable           503     server_error        a voice engine is not installed here
     └── WalError                    500     wal_error           the memory WAL cannot be used
@@ -41,7 +44,9 @@ __all__ = [
     "PayloadTooLarge",
     "RateLimited",
     "RequestError",
+    "RequestTimeout",
     "SharedStateUnavailable",
+    "UnsupportedMediaType",
     "UpstreamConnection",
     "UpstreamError",
     "UpstreamStatus",
@@ -91,6 +96,14 @@ class RequestError(NerveError):
 
 class PayloadTooLarge(RequestError):
     status = 413
+
+
+class RequestTimeout(RequestError):
+    status = 408
+
+
+class UnsupportedMediaType(RequestError):
+    status = 415
 
 
 class MisdirectedRequest(RequestError):
@@ -165,6 +178,8 @@ class UpstreamStatus(UpstreamError):
 
 
 class UpstreamTimeout(UpstreamError):
+    status = 504  # Gateway Timeout: nerve, a gateway, got no timely answer
+
     def __init__(self, message: str = "upstream timed out") -> None:
         super().__init__(message, code="upstream_timeout")
 
@@ -175,14 +190,21 @@ class UpstreamConnection(UpstreamError):
 
 
 class AllCandidatesFailed(NerveError):
+    """No candidate answered. 504 when every one called timed out (those skipped without a
+    call do not count: the one answer nerve waited for never came); else 502."""
+
     status = 502
     type = "upstream_error"
 
-    def __init__(self, route: str, attempts: list[tuple[str, str]]) -> None:
+    def __init__(
+        self, route: str, attempts: list[tuple[str, str]], *, timed_out: bool = False
+    ) -> None:
         tried = "; ".join(f"{target}: {why}" for target, why in attempts) or "no candidates"
         super().__init__(f"all candidates for route '{route}' failed ({tried})", code="all_failed")
         self.route = route
         self.attempts = attempts
+        if timed_out:
+            self.status = 504
 
 
 class SharedStateUnavailable(NerveError):

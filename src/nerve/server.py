@@ -20,6 +20,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -33,7 +34,14 @@ from nerve.assistant.host import AssistantHost
 from nerve.channels.outbox import outbox_from_url
 from nerve.channels.web import WebChat, loopback_or_key, web_chat_routes
 from nerve.config import Config, find_config_file, load_config, parse_config_text
-from nerve.errors import ConfigError, NerveError, NotFound, PayloadTooLarge, RequestError
+from nerve.errors import (
+    ConfigError,
+    NerveError,
+    NotFound,
+    PayloadTooLarge,
+    RequestError,
+    RequestTimeout,
+)
 from nerve.gateway.app import GatewayState, gateway_routes
 from nerve.gateway.evolution_routes import evolution_routes
 from nerve.gateway.fanout_routes import fanout_router
@@ -44,6 +52,7 @@ from nerve.mcp import MCP_PATHS, McpHttp, build_mcp_server
 from nerve.memory import Memory, build_memory, memory_router
 from nerve.pipeline import build_pipeline
 from nerve.pipeline.routes import pipeline_router
+from nerve.serving import GuardedHttp, configure
 from nerve.voice import Voice, voice_router
 
 __all__ = ["NerveApp", "app_from_env", "build_app"]
@@ -158,14 +167,24 @@ class NerveApp:
             )
         )
         self.admin = mount_admin(self, clock=clock)  # /admin, /admin/api/*; guards /stats/reset
-        self.limited = BodyLimit(self.api, config.limits.max_body_bytes)
+        self.limited = BodyLimit(
+            self.api, config.limits.max_body_bytes, config.limits.body_timeout_seconds
+        )
         self.mcp = build_mcp_server(self)  # the MCP tools: /mcp here, stdio in `nerve mcp`
         self.mcp_http = McpHttp(
             self.mcp, keys_active=lambda: self.keyring.active,
             max_body_bytes=config.limits.max_body_bytes,
         )  # fmt: skip
         # Every request and WebSocket passes the one boundary first (nerve.access).
-        self.entry = Boundary(self._dispatch, lambda: self.keyring, lambda: self.hosts)
+        self.entry: Any = Boundary(
+            self._dispatch, lambda: self.keyring, lambda: self.hosts, config.server.cors_origins
+        )
+        if config.server.cors_origins:  # preflights and CORS headers for the listed apps only
+            self.entry = CORSMiddleware(
+                self.entry, allow_origins=config.server.cors_origins, allow_methods=["*"],
+                allow_headers=["*"], expose_headers=["x-nerve-route", "x-nerve-provider",
+                "x-nerve-model", "x-nerve-fallback"],
+            )  # fmt: skip
 
     async def reload(self, text: str | None = None) -> dict[str, Any]:
         """Apply a new config (GW-18): `text`, else the config file as it is now on disk.
@@ -273,11 +292,13 @@ class NerveApp:
 
 
 class BodyLimit:
-    """413 for bodies over the limit: from Content-Length up front, else while reading."""
+    """413 for bodies over the limit: from Content-Length up front, else while reading; 408
+    when the body is not all there `seconds` after the app first asked for it."""
 
-    def __init__(self, app: Any, limit: int) -> None:
+    def __init__(self, app: Any, limit: int, seconds: float = 30) -> None:
         self.app = app
         self.limit = limit
+        self.seconds = seconds
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -291,10 +312,26 @@ class BodyLimit:
                 await send_error(send, too_large)
                 return
         seen = 0
+        deadline: float | None = None
+        done = (
+            False  # the body is in: later receives (disconnect watchers) wait as long as they like
+        )
 
         async def counted() -> Any:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, deadline, done
+            if done:
+                return await receive()
+            now = asyncio.get_running_loop().time()
+            deadline = now + self.seconds if deadline is None else deadline
+            try:
+                async with asyncio.timeout(max(0.0, deadline - now)):
+                    message = await receive()
+            except TimeoutError:
+                raise RequestTimeout(
+                    f"the request body did not arrive within {self.seconds:g} s",
+                    code="body_timeout",
+                ) from None
+            done = message["type"] != "http.request" or not message.get("more_body")
             seen += len(message.get("body", b""))
             if seen > self.limit:
                 raise too_large
@@ -318,7 +355,9 @@ def build_app(
 def app_from_env() -> NerveApp:
     """Factory for `uvicorn --factory` (used by `nerve serve --workers N`)."""
     path = find_config_file(None, os.environ)
-    return build_app(load_config(str(path) if path else None), config_path=path)
+    config = load_config(str(path) if path else None)
+    configure(GuardedHttp, config.limits)  # this worker's protocol (nerve serve --workers N)
+    return build_app(config, config_path=path)
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

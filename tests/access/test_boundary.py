@@ -76,7 +76,8 @@ def test_every_non_public_route_refuses_a_request_without_a_valid_key(keyed, ups
                         connect(f"ws://127.0.0.1:{keyed.port}{path}", additional_headers=headers)
                     assert refused.value.response.status_code == 403, path
                 continue
-            for headers in ({}, {"authorization": "Bearer wrong-key-0000"}):
+            json = {"content-type": "application/json"}
+            for headers in (json, {**json, "authorization": "Bearer wrong-key-0000"}):
                 r = client.request(method, path, headers=headers, content=BODY)
                 assert r.status_code == 401, (method, path, r.status_code, r.text)
                 bodies.add(r.json()["error"]["code"])

@@ -145,5 +145,5 @@ async def test_the_access_api_needs_a_session_and_the_same_origin(admin: Harness
         evil = await client.post(
             "/admin/api/access", json={"name": "ci"}, headers={"origin": "https://evil"}
         )
-        assert evil.status_code == 401 and evil.json()["error"]["code"] == "cross_origin"
+        assert evil.status_code == 403 and evil.json()["error"]["code"] == "cross_origin"
         assert (await client.get("/admin/api/access")).json()["keys"] == []

@@ -162,9 +162,9 @@ async def test_changes_need_json_and_the_same_origin(admin: Harness) -> None:
     async with admin.session() as client:
         form_type = {"content-type": "application/x-www-form-urlencoded"}
         form = await client.post("/admin/api/reload", content=b"x=1", headers=form_type)
-        assert form.status_code == 400 and form.json()["error"]["code"] == "json_required"
+        assert form.status_code == 415 and form.json()["error"]["code"] == "json_required"
         evil = await client.post("/admin/api/reload", json={}, headers={"origin": "https://evil"})
-        assert evil.status_code == 401 and evil.json()["error"]["code"] == "cross_origin"
+        assert evil.status_code == 403 and evil.json()["error"]["code"] == "cross_origin"
         same_origin = {"origin": "http://localhost"}
         same = await client.post("/admin/api/reload", json={}, headers=same_origin)
         assert same.status_code == 200
@@ -191,10 +191,10 @@ async def test_an_empty_action_needs_no_json_type_but_any_body_and_a_foreign_ori
         unannounced = client.build_request("POST", "/admin/api/reload", content=b"{}")
         del unannounced.headers["content-length"]  # as an HTTP/2 request may come
         for refused in (plain, chunked, await client.send(unannounced)):
-            assert refused.status_code == 400
+            assert refused.status_code == 415
             assert refused.json()["error"]["code"] == "json_required"
         evil = await client.post("/admin/api/reload", headers={"origin": "https://evil"})
-        assert evil.status_code == 401 and evil.json()["error"]["code"] == "cross_origin"
+        assert evil.status_code == 403 and evil.json()["error"]["code"] == "cross_origin"
         assert served_model() == "m1", "nothing refused was applied"
         same = await client.post("/admin/api/reload", headers={"origin": "http://localhost"})
         assert same.status_code == 200 and served_model() == "m3"

@@ -182,8 +182,11 @@ def test_evolution_reset_names_what_is_wrong(evolving, upstream, upstream2):
     server = evolving(config(upstream, upstream2))
     r = httpx.post(f"{server.url}/evolution/reset", json={"route": "nope"}, headers=admin(server))
     assert r.status_code == 404 and "unknown route 'nope'" in r.json()["error"]["message"]
-    r = httpx.post(f"{server.url}/evolution/reset", content=b"{oops", headers=admin(server))
+    json = {**admin(server), "content-type": "application/json"}
+    r = httpx.post(f"{server.url}/evolution/reset", content=b"{oops", headers=json)
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json"
+    r = httpx.post(f"{server.url}/evolution/reset", content=b"{}", headers=admin(server))
+    assert r.status_code == 415 and r.json()["error"]["code"] == "json_required"
     r = httpx.post(f"{server.url}/evolution/reset", json={"route": 3}, headers=admin(server))
     assert r.status_code == 400 and r.json()["error"]["param"] == "route"
 

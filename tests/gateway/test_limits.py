@@ -123,7 +123,9 @@ def test_a_body_over_the_limit_is_refused_with_413(serve, upstream):
             yield b"y" * 1000
         yield b'"}]}'
 
-    r = httpx.post(f"{server.url}{URL}", content=chunked())
+    r = httpx.post(
+        f"{server.url}{URL}", content=chunked(), headers={"content-type": "application/json"}
+    )
     assert r.status_code == 413
     assert upstream.requests == []
 

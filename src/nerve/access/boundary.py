@@ -8,6 +8,12 @@
   wrong or revoked key gets the same 401 after the same work (a hash and a dict lookup). The
   key's `Principal` rides on the scope (`principal_of`); routes ask it what the key may do.
 
+Before keys, two rules for every request that changes something or calls a model (any method
+but GET, HEAD and OPTIONS): a browser page of another origin may not send it (403
+`cross_origin`, unless its origin is in `server.cors_origins`), and a body must be JSON (415;
+multipart only where an upload is taken, `FORM_PATHS`). A web page can otherwise drive a local
+nerve blind with a CORS "simple request" (text/plain, no preflight) and spend the user's credit.
+
 Public paths are listed here and nowhere else: the health check, the API docs, the web chat's
 page and assets (its socket is not public), and `/admin`, which has its own login and session
 (the admin panel's auth, admin/auth.py). tests/test_boundary.py walks the route table.
@@ -15,13 +21,13 @@ page and assets (its socket is not public), and `/admin`, which has its own logi
 
 from __future__ import annotations
 
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Collection, MutableMapping
 from typing import Any
 
 from nerve.access.keyring import Keyring
 from nerve.access.principal import SCOPE_KEY, Principal
 from nerve.asgi import send_error
-from nerve.errors import AuthError, NerveError
+from nerve.errors import AuthError, Forbidden, NerveError, UnsupportedMediaType
 from nerve.hostguard import HostGuard
 
 __all__ = ["KEY_PROTOCOL", "PUBLIC", "PUBLIC_PREFIXES", "Boundary", "bearer", "is_public"]
@@ -32,6 +38,8 @@ PUBLIC = frozenset(
 )  # fmt: skip
 PUBLIC_PREFIXES = ("/admin/", "/admin")  # the panel authenticates its own sessions
 KEY_PROTOCOL = "nerve.key."
+FORM_PATHS = frozenset({"/api/voice/transcribe"})  # may take multipart/form-data
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 NOBODY = Principal("public", client="public", routes=(), models=(), users=())
 Scope = MutableMapping[str, Any]
 
@@ -55,11 +63,13 @@ def bearer(scope: Scope) -> bytes:
 
 class Boundary:
     def __init__(
-        self, app: Any, keyring: Callable[[], Keyring], hosts: Callable[[], HostGuard]
-    ) -> None:
+        self, app: Any, keyring: Callable[[], Keyring], hosts: Callable[[], HostGuard],
+        cors_origins: Collection[str] = (),
+    ) -> None:  # fmt: skip
         self.app = app
         self.keyring = keyring  # resolved per request: a reload may swap them
         self.hosts = hosts
+        self.cors_origins = frozenset(o.rstrip("/") for o in cors_origins)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -73,6 +83,12 @@ class Boundary:
         await self.app(scope, receive, send)
 
     def admit(self, scope: Scope) -> Principal:
+        principal = self._identify(scope)
+        if scope["type"] == "http" and scope["method"] not in _SAFE_METHODS:
+            self.check_browser_rules(scope)
+        return principal
+
+    def _identify(self, scope: Scope) -> Principal:
         keyring = self.keyring()
         if not keyring.active:
             self.hosts().check(scope)
@@ -89,6 +105,30 @@ class Boundary:
                 code="invalid_api_key",
             )  # fmt: skip
         return principal
+
+    def check_browser_rules(self, scope: Scope) -> None:
+        headers = dict(scope["headers"])  # the last of a repeated header; fine for these
+        origin = headers.get(b"origin")
+        if origin is not None:
+            seen = origin.decode("latin-1").rstrip("/")
+            hosts = {headers.get(b"host"), headers.get(b"x-forwarded-host")}  # a TLS proxy's
+            if seen.partition("://")[2].encode("latin-1") not in hosts and (
+                seen not in self.cors_origins
+            ):
+                raise Forbidden(
+                    f"cross-origin request from {seen} refused; a browser app that may call "
+                    "nerve goes in server.cors_origins",
+                    code="cross_origin",
+                )
+        if b"transfer-encoding" in headers or headers.get(b"content-length", b"0") != b"0":
+            mime = headers.get(b"content-type", b"").partition(b";")[0].strip().lower()
+            json = mime == b"application/json" or mime.endswith(b"+json")
+            if not json and not (mime == b"multipart/form-data" and scope["path"] in FORM_PATHS):
+                raise UnsupportedMediaType(
+                    "send the body as application/json"
+                    + (f" (got {mime.decode('latin-1')})" if mime else " (no Content-Type)"),
+                    code="json_required",
+                )
 
 
 async def refuse(scope: Scope, send: Any, error: NerveError) -> None:

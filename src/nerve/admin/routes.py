@@ -31,7 +31,14 @@ from starlette.staticfiles import StaticFiles
 
 from nerve.admin.auth import COOKIE, check_transport
 from nerve.admin.panel import AdminPanel
-from nerve.errors import AuthError, NerveError, RateLimited, RequestError
+from nerve.errors import (
+    AuthError,
+    Forbidden,
+    NerveError,
+    RateLimited,
+    RequestError,
+    UnsupportedMediaType,
+)
 
 __all__ = ["admin_routes", "read_json"]
 
@@ -73,14 +80,15 @@ async def _same_origin(request: Request) -> None:
     if not request.headers.get("content-type", "").startswith("application/json") and (
         _declares_body(request) or await request.body()
     ):
-        raise RequestError(
+        raise UnsupportedMediaType(
             "send the body as application/json (or send no body)", code="json_required"
         )
     origin = request.headers.get("origin")
     # A TLS proxy may rewrite Host; the host the browser saw is then in X-Forwarded-Host.
     hosts = {request.headers.get("host"), request.headers.get("x-forwarded-host")}
     if origin is not None and origin.partition("://")[2] not in hosts:
-        raise AuthError(f"cross-origin request from {origin} refused", code="cross_origin")
+        # Stricter than the boundary: server.cors_origins does not open the admin panel.
+        raise Forbidden(f"cross-origin request from {origin} refused", code="cross_origin")
 
 
 def guard(panel: AdminPanel, handler: Handler, *, session: bool = True) -> Handler:

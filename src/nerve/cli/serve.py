@@ -12,6 +12,7 @@ from nerve.cli.access_cmd import managed_keys_exist
 from nerve.cli.base import cli, fail, load, log_level_option, setup_logging
 from nerve.config import find_config_file, is_loopback
 from nerve.errors import ConfigError
+from nerve.serving import protocol_for
 
 __all__ = ["serve"]
 
@@ -83,10 +84,11 @@ def serve(
         "log_level": log_level,
         "access_log": False,
         "loop": "uvloop",
-        "http": "httptools",
+        "http": protocol_for(config.limits),  # httptools, guarded: nerve.serving
         "server_header": False,
     }
     if workers > 1:
+        options["http"] = "nerve.serving:GuardedHttp"  # each worker configures it (server.py)
         # Each worker builds its own app from the same file (uvicorn needs an import string).
         if config_path:
             os.environ["NERVE_CONFIG"] = os.path.abspath(config_path)

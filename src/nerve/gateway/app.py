@@ -111,9 +111,11 @@ class GatewayState:
             self._probing = asyncio.create_task(self.prober.run(), name="health probes")
         self.keys.ledger = self.ledger
         self.keys.gateway = self._gateway
+        limits = self.config.limits
         self._chat = ChatEndpoint(
-            self._gateway, self.keys, max_body_bytes=self.config.limits.max_body_bytes
-        )
+            self._gateway, self.keys, max_body_bytes=limits.max_body_bytes,
+            body_seconds=limits.body_timeout_seconds,
+        )  # fmt: skip
 
     async def close(self) -> None:
         if self._probing is not None:
@@ -160,7 +162,10 @@ class GatewayState:
         self.keys.prices = config.prices  # the keys' limiters keep their state
         self.keys.limiter = self.limiter
         self.keys.gateway = gateway
-        self._chat = ChatEndpoint(gateway, self.keys, max_body_bytes=config.limits.max_body_bytes)
+        self._chat = ChatEndpoint(
+            gateway, self.keys, max_body_bytes=config.limits.max_body_bytes,
+            body_seconds=config.limits.body_timeout_seconds,
+        )  # fmt: skip
         if self._probing is not None:
             self._probing.cancel()
             self._probing = None

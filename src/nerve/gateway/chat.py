@@ -16,7 +16,7 @@ import orjson
 
 from nerve.access.principal import principal_of
 from nerve.asgi import encode_headers, send_error, send_json
-from nerve.errors import NerveError, PayloadTooLarge, UpstreamError
+from nerve.errors import NerveError, PayloadTooLarge, RequestTimeout, UpstreamError
 from nerve.gateway.admission import KeyGate, Ticket
 from nerve.gateway.core import Gateway, Served
 from nerve.gateway.providers import Stream
@@ -35,10 +35,13 @@ SSE_HEADERS = [
 
 
 class ChatEndpoint:
-    def __init__(self, gateway: Gateway, keys: KeyGate, *, max_body_bytes: int) -> None:
+    def __init__(
+        self, gateway: Gateway, keys: KeyGate, *, max_body_bytes: int, body_seconds: float = 30
+    ) -> None:
         self.gateway = gateway
         self.keys = keys
         self.max_body_bytes = max_body_bytes
+        self.body_seconds = body_seconds
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         principal = principal_of(scope)  # who the boundary let in
@@ -46,7 +49,8 @@ class ChatEndpoint:
         served: Served | None = None
         usage: Usage | None = None
         try:
-            body = parse_chat_request(await read_body(scope, receive, self.max_body_bytes))
+            raw = await read_body(scope, receive, self.max_body_bytes, self.body_seconds)
+            body = parse_chat_request(raw)
             plan = self.keys.restrict(principal, self.gateway.plan(body, principal))
             ticket = await self.keys.admit(principal, body, plan)  # limits, budget, 1st gate
             if body.get("stream"):
@@ -125,7 +129,19 @@ async def wait_disconnect(receive: Any) -> None:
         pass
 
 
-async def read_body(scope: Scope, receive: Any, limit: int) -> bytes:
+async def read_body(scope: Scope, receive: Any, limit: int, seconds: float = 30) -> bytes:
+    """The whole body, or 413 past `limit` bytes, or 408 unless it all came within `seconds`
+    (a client that sends part of a body and goes quiet holds nothing for longer)."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await _read(scope, receive, limit)
+    except TimeoutError:
+        raise RequestTimeout(
+            f"the request body did not arrive within {seconds:g} s", code="body_timeout"
+        ) from None
+
+
+async def _read(scope: Scope, receive: Any, limit: int) -> bytes:
     for name, value in scope["headers"]:
         if name == b"content-length" and value.isdigit() and int(value) > limit:
             raise PayloadTooLarge(f"request body exceeds {limit} bytes", code="body_too_large")
