@@ -146,20 +146,35 @@ def test_a_changed_file_is_applied_by_the_watcher_and_a_bad_edit_is_reported(
     served, upstream, upstream2
 ):
     fakes = {"one": upstream, "two": upstream2}
-    server, path = served(config_text(fakes, "one"), 0.02)
-    assert server.app.watcher is not None
+    server, path = served(config_text(fakes, "one"), poll=3600)  # its own loop stays idle
+    watcher = server.app.watcher
+    assert watcher is not None
+
+    def poll() -> bool:
+        return bool(server.call(watcher.check()))  # one poll, as the watcher's loop does
 
     path.write_text(config_text(fakes, "two"))
-    assert wait_for(lambda: chat(server.url).headers["x-nerve-provider"] == "two")
+    assert not poll() and poll()  # applied once two polls read the same
+    assert chat(server.url).headers["x-nerve-provider"] == "two"
 
     path.write_text("routes: [unclosed")
-    assert wait_for(lambda: server.app.watcher.last_error is not None)
-    assert "not valid YAML" in server.app.watcher.last_error
+    assert not poll() and not poll()
+    assert watcher.last_error is not None and "not valid YAML" in watcher.last_error
     assert chat(server.url).headers["x-nerve-provider"] == "two"
-    assert (
-        httpx.get(f"{server.url}/health").json()["config"]["last_error"]
-        == server.app.watcher.last_error
-    )
+    assert httpx.get(f"{server.url}/health").json()["config"]["last_error"] == watcher.last_error
+
+
+def test_the_watchers_own_loop_applies_a_changed_file(served, upstream, upstream2):
+    fakes = {"one": upstream, "two": upstream2}
+    server, path = served(config_text(fakes, "one"), poll=0.01)
+
+    watcher = server.app.watcher
+    assert watcher is not None
+
+    path.write_text(config_text(fakes, "two"))  # in place, as an editor does
+
+    assert wait_for(lambda: chat(server.url).headers.get("x-nerve-provider") == "two"
+                    and watcher.last_error is None)  # fmt: skip
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 10) -> bool:
@@ -170,6 +185,19 @@ def wait_for(condition: Callable[[], bool], timeout: float = 10) -> bool:
             return False
         time.sleep(0.01)  # a polling pause, not a timing assumption
     return True
+
+
+def test_an_empty_config_file_is_reported_not_taken_for_the_defaults(served, upstream):
+    server, path = served(config_text({"one": upstream}, "one"), poll=3600)
+    watcher = server.app.watcher
+    assert watcher is not None
+
+    path.write_text("# nothing here yet\n\n")
+    assert not server.call(watcher.check()) and not server.call(watcher.check())
+
+    assert watcher.last_error == "the config file is empty"
+    assert server.app.reloaded_at is None
+    assert chat(server.url).headers["x-nerve-provider"] == "one"
 
 
 def test_sections_that_own_resources_are_reported_as_needing_a_restart(upstream):
@@ -196,15 +224,60 @@ async def test_the_watcher_applies_only_a_real_change_and_keeps_the_last_good_co
     watcher.seen("a: 1\n")
     assert not await watcher.check()  # the file as loaded is not a change
     path.write_text("a: 2\n")
+    assert not await watcher.check()  # read once: it may still be being written
     assert await watcher.check() and applied == ["a: 2\n"]
     assert not await watcher.check()
     path.write_text("a: bad\n")
-    assert not await watcher.check()
+    assert not await watcher.check() and not await watcher.check()
     assert watcher.last_error is not None and "a: bad value" in watcher.last_error
     path.unlink()
     assert not await watcher.check()
     assert "cannot read" in (watcher.last_error or "")
     assert applied == ["a: 2\n"]
+
+
+async def test_a_file_caught_mid_write_is_applied_only_once_complete_and_unchanged(tmp_path):
+    """An in-place rewrite (truncate, then write, in pieces) polled at every step."""
+    path = tmp_path / "nerve.yaml"
+    old, new = "a: 1\n", "a: 2\nb: [1, 2]\n"
+    path.write_text(old)
+    applied: list[str] = []
+
+    async def apply(text: str) -> None:
+        applied.append(text)
+
+    watcher = ConfigWatcher(path, apply, interval=60)
+    watcher.prime()
+
+    with path.open("w") as f:  # truncated
+        assert not await watcher.check()
+        f.write(new[:5])
+        f.flush()
+        assert not await watcher.check()  # half a file
+        f.write(new[5:])
+        f.flush()
+        assert not await watcher.check()  # whole, but read once
+    assert await watcher.check()
+
+    assert applied == [new] and watcher.last_error is None
+    assert not await watcher.check()
+
+
+async def test_a_rewrite_that_ends_as_it_began_is_no_change(tmp_path):
+    path = tmp_path / "nerve.yaml"
+    path.write_text("a: 1\n")
+    applied: list[str] = []
+
+    async def apply(text: str) -> None:
+        applied.append(text)
+
+    watcher = ConfigWatcher(path, apply, interval=60)
+    watcher.prime()
+    path.write_text("")  # truncated...
+    assert not await watcher.check()
+    path.write_text("a: 1\n")  # ...and the same content written back
+    assert not await watcher.check() and not await watcher.check()
+    assert applied == [] and watcher.last_error is None
 
 
 def test_what_the_learning_router_learnt_survives_a_reload(served, upstream, upstream2):

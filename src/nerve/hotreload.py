@@ -80,6 +80,13 @@ class ConfigWatcher:
     Polling the content (a config file is small: reading and hashing it costs microseconds)
     needs no inotify, misses no edit within one mtime tick, and works on every filesystem,
     including a ConfigMap volume that swaps a symlink.
+
+    A file is read while an editor or `echo > nerve.yaml` rewrites it in place (truncate, then
+    write), so a poll can find it empty or cut short: a change is applied only once the same
+    content is read by two polls in a row (one interval later), and a file with no settings is
+    rejected as "the config file is empty", never taken for the built-in defaults. A writer
+    that pauses longer than an interval mid-file can still be caught: `write_atomically` (and
+    the API's reload) never shows a half-written file.
     """
 
     def __init__(
@@ -92,13 +99,15 @@ class ConfigWatcher:
         self.path = path
         self.on_change = on_change
         self.interval = interval
-        self._digest: str | None = None
+        self._digest: str | None = None  # of the content last applied (or rejected)
+        self._settling: str | None = None  # of a new content, read once: applied if read again
         self.last_error: str | None = None
         self._poke = asyncio.Event()
 
     def seen(self, text: str) -> None:
         """The server applied `text` itself (API reload): do not apply it a second time."""
         self._digest = digest(text)
+        self._settling = None
         self.last_error = None
 
     def prime(self) -> None:
@@ -107,7 +116,7 @@ class ConfigWatcher:
             self.seen(self.path.read_text(encoding="utf-8"))
 
     def poke(self) -> None:
-        """Check now rather than at the next interval."""
+        """Poll now rather than at the next interval."""
         self._poke.set()
 
     async def run(self) -> None:
@@ -121,15 +130,27 @@ class ConfigWatcher:
                 log.exception("config watcher failed")
 
     async def check(self) -> bool:
-        """Apply the file if its content changed since last seen. True when it was applied."""
+        """One poll: apply the file if it changed and read the same as at the poll before.
+
+        True when it was applied.
+        """
         try:
             text = self.path.read_text(encoding="utf-8")
         except OSError as e:
             self._note_error(f"cannot read {self.path}: {e.strerror}")
             return False
-        if digest(text) == self._digest:
+        now = digest(text)
+        if now == self._digest:
+            self._settling = None  # back as it was: whatever was read in between is dropped
             return False
-        self._digest = digest(text)
+        if now != self._settling:
+            self._settling = now  # new, or still changing: wait for it to hold still
+            return False
+        self._settling = None
+        self._digest = now
+        if _is_empty(text):
+            self._note_error("the config file is empty")
+            return False
         try:
             await self.on_change(text)
         except ConfigError as e:
@@ -142,3 +163,8 @@ class ConfigWatcher:
         if message != self.last_error:
             log.error("RELOAD %s; the previous config keeps serving", message)
         self.last_error = message
+
+
+def _is_empty(text: str) -> bool:
+    """No settings: blank, or YAML comments only (it would parse to the built-in defaults)."""
+    return all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines())

@@ -8,11 +8,15 @@ framework, so neither path is redirected). Each request is checked first:
   cannot reach the server through a hostname it controls. Host must be a loopback name (with
   or without a port) and Origin, when sent, a loopback origin; else 421 / 403.
 
-then handed to the SDK's session manager, stateless with JSON answers: no session lives in one
-process, so any worker or replica answers any request (the tools never call the client back),
-and a call costs ~0.5 ms less than with SSE sessions (bench/mcp_latency.py). `running()` starts a
-fresh manager each time (the SDK's can run once), in a task of its own, for as long as the
-server's lifespan lasts.
+then, for a POST, its body is read (up to `max_body_bytes`, else 413) and checked to be one
+JSON-RPC message (nerve.mcp.envelope): one that is not is answered here, HTTP 400 with a
+JSON-RPC error (-32700, -32600; -32602 for array params), as the SDK would take a request
+with a bad id for a notification and drop it. The rest goes, its body replayed, to the SDK's
+session manager, stateless with JSON answers: no session lives in one process, so any worker
+or replica answers any request (the tools never call the client back), and a call costs
+~0.5 ms less than with SSE sessions (bench/mcp_latency.py). `running()` starts a fresh manager
+each time (the SDK's can run once), in a task of its own, for as long as the server's
+lifespan lasts.
 """
 
 from __future__ import annotations
@@ -23,9 +27,16 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from mcp.server import MCPServer
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.streamable_http_manager import (
+    RequestBodyLimitMiddleware,
+    StreamableHTTPSessionManager,
+)
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
+
+from nerve.mcp.envelope import rejection
 
 __all__ = ["MCP_PATHS", "McpHttp"]
 
@@ -47,6 +58,7 @@ class McpHttp:
         self.keys_active = keys_active  # asked per request: keys come and go
         self.max_body_bytes = max_body_bytes
         self.rebinding_guard = TransportSecurityMiddleware(_LOOPBACK_ONLY)
+        self._checked = RequestBodyLimitMiddleware(self._check_envelope, max_body_bytes)
         self._sessions: StreamableHTTPSessionManager | None = None
 
     @contextlib.asynccontextmanager
@@ -93,4 +105,31 @@ class McpHttp:
                 return
         if self._sessions is None:
             raise RuntimeError("/mcp is not running: the server's lifespan did not start it")
-        await self._sessions.handle_request(scope, receive, send)
+        if scope["method"] == "POST":
+            await self._checked(scope, receive, send)
+        else:
+            await self._sessions.handle_request(scope, receive, send)
+
+    async def _check_envelope(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            body = await Request(scope, receive).body()
+        except ClientDisconnect:
+            return  # nobody to answer
+        refused = rejection(body)
+        if refused is not None:
+            answer = Response(refused.body(), status_code=400, media_type="application/json")
+            await answer(scope, receive, send)
+            return
+        if self._sessions is None:  # the server stopped while the body arrived
+            raise RuntimeError("/mcp is not running: the server's lifespan ended")
+        await self._sessions.handle_request(scope, _replaying(body, receive), send)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """`receive` for the SDK: the body already read, then the client's own (a disconnect)."""
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replay
