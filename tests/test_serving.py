@@ -9,6 +9,7 @@ import time
 import httpx
 import pytest
 
+from nerve.errors import ConfigError
 from tests.conftest import make_config
 
 URL = "/v1/chat/completions"
@@ -140,3 +141,24 @@ def test_listed_cors_origins_get_preflights_and_headers_and_no_one_else(serve, u
     other = httpx.post(f"{server.url}{URL}", json=CHAT, timeout=10,
                        headers={"origin": "https://other.example"})  # fmt: skip
     assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
+
+
+def test_a_quiet_partial_body_on_mcp_times_out_too(serve, upstream):
+    server = serve(make_config({"primary": upstream}, limits={"body_timeout_seconds": 0.5}))
+    s = open_socket(server.port)
+    try:
+        s.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\nContent-Length: 500\r\n\r\n{"
+        )
+        answer = closed_within(s, 10)
+    finally:
+        s.close()
+    assert answer.startswith(b"HTTP/1.1 408") and b"body_timeout" in answer
+
+
+def test_an_empty_config_text_is_refused_by_a_reload(serve, upstream):
+    server = serve(make_config({"primary": upstream}))
+    with pytest.raises(ConfigError, match="is empty"):
+        server.call(server.app.reload("  \n"))
+    assert [p.name for p in server.app.config.providers] == ["primary"]

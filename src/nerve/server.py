@@ -29,8 +29,8 @@ from nerve.access import Boundary, Keyring
 from nerve.access.keystore_sql import keystore_from_url
 from nerve.admin import mount_admin
 from nerve.agents import AgentRegistry, agents_router
-from nerve.asgi import send_error
 from nerve.assistant.host import AssistantHost
+from nerve.bodylimit import BodyLimit
 from nerve.channels.outbox import outbox_from_url
 from nerve.channels.web import WebChat, loopback_or_key, web_chat_routes
 from nerve.config import Config, find_config_file, load_config, parse_config_text
@@ -38,9 +38,7 @@ from nerve.errors import (
     ConfigError,
     NerveError,
     NotFound,
-    PayloadTooLarge,
     RequestError,
-    RequestTimeout,
 )
 from nerve.gateway.app import GatewayState, gateway_routes
 from nerve.gateway.evolution_routes import evolution_routes
@@ -175,6 +173,9 @@ class NerveApp:
             self.mcp, keys_active=lambda: self.keyring.active,
             max_body_bytes=config.limits.max_body_bytes,
         )  # fmt: skip
+        self.mcp_entry = BodyLimit(
+            self.mcp_http, config.limits.max_body_bytes, config.limits.body_timeout_seconds
+        )
         # Every request and WebSocket passes the one boundary first (nerve.access).
         self.entry: Any = Boundary(
             self._dispatch, lambda: self.keyring, lambda: self.hosts, config.server.cors_origins
@@ -235,7 +236,10 @@ class NerveApp:
         }
 
     def _parse(self, text: str) -> Config:
-        return parse_config_text(text, source=str(self.config_path or "the new config"))
+        source = str(self.config_path or "the new config")
+        if not text.strip():  # a file caught mid-write, or emptied: never "the defaults"
+            raise ConfigError(f"{source} is empty; nothing was changed")
+        return parse_config_text(text, source=source)
 
     def _apply(self, new: Config) -> dict[str, Any]:
         # No await from here on: requests see the old config or the new one, never a mix.
@@ -286,58 +290,9 @@ class NerveApp:
         if scope["type"] == "http" and scope["path"] == CHAT_PATH and scope["method"] == "POST":
             await self.gateway.chat(scope, receive, send)  # the hot path skips the framework
         elif scope["type"] == "http" and scope["path"] in MCP_PATHS:
-            await self.mcp_http(scope, receive, send)  # MCP over streamable HTTP
+            await self.mcp_entry(scope, receive, send)  # MCP over streamable HTTP
         else:
             await self.limited(scope, receive, send)
-
-
-class BodyLimit:
-    """413 for bodies over the limit: from Content-Length up front, else while reading; 408
-    when the body is not all there `seconds` after the app first asked for it."""
-
-    def __init__(self, app: Any, limit: int, seconds: float = 30) -> None:
-        self.app = app
-        self.limit = limit
-        self.seconds = seconds
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        too_large = PayloadTooLarge(
-            f"request body exceeds {self.limit} bytes", code="body_too_large"
-        )
-        for name, value in scope["headers"]:
-            if name == b"content-length" and value.isdigit() and int(value) > self.limit:
-                await send_error(send, too_large)
-                return
-        seen = 0
-        deadline: float | None = None
-        done = (
-            False  # the body is in: later receives (disconnect watchers) wait as long as they like
-        )
-
-        async def counted() -> Any:
-            nonlocal seen, deadline, done
-            if done:
-                return await receive()
-            now = asyncio.get_running_loop().time()
-            deadline = now + self.seconds if deadline is None else deadline
-            try:
-                async with asyncio.timeout(max(0.0, deadline - now)):
-                    message = await receive()
-            except TimeoutError:
-                raise RequestTimeout(
-                    f"the request body did not arrive within {self.seconds:g} s",
-                    code="body_timeout",
-                ) from None
-            done = message["type"] != "http.request" or not message.get("more_body")
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                raise too_large
-            return message
-
-        await self.app(scope, counted, send)
 
 
 def build_app(
