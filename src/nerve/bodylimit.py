@@ -11,6 +11,14 @@ from nerve.errors import PayloadTooLarge, RequestTimeout
 __all__ = ["BodyLimit"]
 
 
+class _Refused(BaseException):
+    """Raised out of `receive`: a BaseException, so no route or framework catches it on its way
+    (FastAPI turns any Exception while parsing a body into a 400) back to BodyLimit."""
+
+    def __init__(self, error: PayloadTooLarge | RequestTimeout) -> None:
+        self.error = error
+
+
 class BodyLimit:
     """413 for bodies over the limit: from Content-Length up front, else while reading; 408
     when the body is not all there `seconds` after the app first asked for it."""
@@ -47,14 +55,16 @@ class BodyLimit:
                 async with asyncio.timeout(max(0.0, deadline - now)):
                     message = await receive()
             except TimeoutError:
-                raise RequestTimeout(
-                    f"the request body did not arrive within {self.seconds:g} s",
-                    code="body_timeout",
+                raise _Refused(
+                    RequestTimeout(
+                        f"the request body did not arrive within {self.seconds:g} s",
+                        code="body_timeout",
+                    )
                 ) from None
             done = message["type"] != "http.request" or not message.get("more_body")
             seen += len(message.get("body", b""))
             if seen > self.limit:
-                raise too_large
+                raise _Refused(too_large)
             return message
 
         started = False
@@ -66,7 +76,7 @@ class BodyLimit:
 
         try:
             await self.app(scope, counted, tracked)
-        except (PayloadTooLarge, RequestTimeout) as e:  # raised in `counted`, not translated
-            if started:
-                raise
-            await send_error(send, e)
+        except _Refused as refused:
+            if started:  # the app answered already and read on: nothing more to say
+                return
+            await send_error(send, refused.error)
