@@ -19,12 +19,20 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import orjson
 
 from nerve.access.principal import LOCAL, Principal
 from nerve.config import Config, RouteConfig, Target
-from nerve.errors import AllCandidatesFailed, Forbidden, NotFound, UpstreamError, UpstreamStatus
+from nerve.errors import (
+    AllCandidatesFailed,
+    Forbidden,
+    NotFound,
+    UpstreamError,
+    UpstreamStatus,
+    UpstreamTimeout,
+)
 from nerve.gateway.learning import Learner
 from nerve.gateway.outcome import Outcome
 from nerve.gateway.providers import Completion, Provider, Stream
@@ -33,7 +41,7 @@ from nerve.gateway.resilience import Breakers, Cooldowns
 from nerve.gateway.router import Decision, Router
 from nerve.gateway.stats import Stats, Usage
 
-__all__ = ["Gate", "Gateway", "Plan", "Served"]
+__all__ = ["Gate", "Gateway", "Plan", "Served", "header_value"]
 
 log = logging.getLogger("nerve.gateway")
 T = TypeVar("T")
@@ -72,11 +80,20 @@ class Served:
 
     def headers(self) -> dict[str, str]:
         return {
-            "x-nerve-route": self.route,
-            "x-nerve-provider": self.target.provider,
-            "x-nerve-model": self.target.model,
+            "x-nerve-route": header_value(self.route),
+            "x-nerve-provider": header_value(self.target.provider),
+            "x-nerve-model": header_value(self.target.model),
             "x-nerve-fallback": "true" if self.fallback else "false",
         }
+
+
+def header_value(text: str) -> str:
+    """`text` as a header can always carry it: printable ASCII as is, anything else %-escaped
+    (UTF-8). A model name from the config is not checked, and a header the server refuses
+    would leave the client with no answer after the upstream was already paid."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(c if c.isascii() and c.isprintable() else quote(c, safe="") for c in text)
 
 
 class Gateway:
@@ -221,6 +238,7 @@ class Gateway:
         self, plan: Plan, call: Callable[[Provider, str], Awaitable[T]], gate: Gate | None = None
     ) -> tuple[T, Served]:
         attempts: list[tuple[str, str]] = []
+        calls = timeouts = 0  # the candidates actually called, and how many of them timed out
         for index, target in enumerate(plan.targets):
             key = str(target)
             provider = self.providers[target.provider]
@@ -248,6 +266,7 @@ class Gateway:
                     raise
                 await self._failed(served, e)
                 attempts.append((key, e.message))
+                calls, timeouts = calls + 1, timeouts + isinstance(e, UpstreamTimeout)
                 continue
             except BaseException:
                 await self.breakers.release(key)
@@ -261,7 +280,7 @@ class Gateway:
                     "; ".join(f"{k} ({why})" for k, why in attempts),
                 )
             return result, served
-        raise AllCandidatesFailed(plan.route, attempts)
+        raise AllCandidatesFailed(plan.route, attempts, timed_out=0 < calls == timeouts)
 
     async def _failed(self, served: Served, error: UpstreamError) -> None:
         key = str(served.target)

@@ -1,6 +1,7 @@
 """The OpenAI wire protocol: OpenAI itself, OpenRouter, Sarvam, Ollama, vLLM, any compatible URL.
 
-Requests go out as the client sent them, with only `model` replaced, so tool calls and fields
+Requests go out as the client sent them, with only `model` replaced (and `stream` turned off
+when a body that asks for a stream is completed, by /task or `ask`), so tool calls and fields
 nerve does not know pass through untouched. Non-streamed answers go back byte for byte.
 """
 
@@ -31,7 +32,11 @@ class OpenAIProvider(Provider):
             self.headers["authorization"] = f"Bearer {config.api_key}"
 
     async def complete(self, body: dict[str, Any], model: str) -> Completion:
-        raw = await self._fetch(self.url, {**body, "model": model}, self.headers)
+        payload = {**body, "model": model}
+        if payload.get("stream"):  # a body meant for a stream (/task, ask()) wants one answer
+            payload["stream"] = False
+            payload.pop("stream_options", None)
+        raw = await self._fetch(self.url, payload, self.headers)
         data = parse_json(self.name, raw, "answered")
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
             raise UpstreamError(
