@@ -324,6 +324,10 @@ async def _cancel(task: asyncio.Task[None]) -> None:
 async def _validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+    if first.get("type") == "json_invalid":  # its loc is a character offset, not a field
+        error = RequestError(f"the request body is not valid JSON: {first['msg']}",
+                             code="invalid_json")  # fmt: skip
+        return JSONResponse(error.to_dict(), status_code=400)
     loc = [str(p) for p in first.get("loc", ()) if p != "body"]
     param = ".".join(loc) or None
     message = f"'{param}': {first['msg']}" if param else str(first["msg"])
@@ -333,7 +337,8 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    kind = {404: "not_found_error", 405: "invalid_request_error"}.get(exc.status_code, "error")
+    kinds = {400: "invalid_request_error", 404: "not_found_error", 405: "invalid_request_error"}
+    kind = kinds.get(exc.status_code, "error")
     message = f"{request.method} {request.url.path}: {exc.detail}"
     body = {"error": {"message": message, "type": kind, "code": str(exc.status_code)}}
     return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)

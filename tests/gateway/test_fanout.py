@@ -76,6 +76,13 @@ def test_analysis_gathers_perspectives_then_synthesises(server, upstream):
     assert "keep it simple" in brief and "users first" in brief
 
 
+def test_analysis_whose_every_perspective_failed_says_what_failed_not_500(server, upstream):
+    upstream.script(*[Reply(status=400)] * 3)  # the request itself is wrong, for every model
+    r = post(server, "/analysis", {"messages": MSG})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "analysis_failed"
+    assert r.json()["error"]["type"] == "invalid_request_error"
+
+
 @pytest.mark.parametrize(
     ("path", "body", "param"),
     [

@@ -83,8 +83,11 @@ async def analysis(
     ))  # fmt: skip
     heard = [(p, v["content"]) for p, v in zip(personas, views, strict=True) if v["ok"]]
     if not heard:
-        raise NerveError("every perspective failed: " + "; ".join(v["error"] for v in views),
-                         code="analysis_failed")  # fmt: skip
+        failed = NerveError("every perspective failed: " + "; ".join(v["error"] for v in views),
+                            code="analysis_failed")  # fmt: skip
+        failed.status = views[0]["status"]  # what went wrong (a 4xx, 502, 504), not a 500
+        failed.type = "upstream_error" if failed.status >= 500 else "invalid_request_error"
+        raise failed
     brief = "\n\n".join(f"Perspective of {p}:\n{c}" for p, c in heard)
     synthesis = await _one(gateway, {"model": model, "messages": [
         {"role": "system", "content": "Combine these perspectives into one balanced answer: "
