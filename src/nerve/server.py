@@ -48,6 +48,7 @@ from nerve.hostguard import HostGuard
 from nerve.hotreload import ConfigWatcher, changed_sections, restart_required, write_atomically
 from nerve.mcp import MCP_PATHS, McpHttp, build_mcp_server
 from nerve.memory import Memory, build_memory, memory_router
+from nerve.openapi_doc import fix_openapi
 from nerve.pipeline import build_pipeline
 from nerve.pipeline.routes import pipeline_router
 from nerve.serving import GuardedHttp, configure
@@ -164,6 +165,7 @@ class NerveApp:
                 authorize=loopback_or_key(lambda: self.keyring.active),
             )
         )
+        fix_openapi(self.api)  # /openapi.json says what the app answers (400s, the boundary's)
         self.admin = mount_admin(self, clock=clock)  # /admin, /admin/api/*; guards /stats/reset
         self.limited = BodyLimit(
             self.api, config.limits.max_body_bytes, config.limits.body_timeout_seconds

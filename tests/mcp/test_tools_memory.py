@@ -11,6 +11,7 @@ from nerve.config import Config
 from tests.conftest import make_config
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import ROUTES, Call, text_of
+from tests.memory.conftest import backend, postgres_schema, storage_url  # noqa: F401 - fixtures
 
 
 def _content(result: Any) -> dict[str, Any]:
@@ -130,9 +131,9 @@ async def test_memory_rules_come_back_as_messages(call: Call) -> None:
                         payload={"summary": "no path"})  # fmt: skip
     assert result.is_error
     assert text_of(result) == "record_event: 'payload.path' of a eye_read event: Field required"
-    result = await call("recall_memory", user_id="   ")
+    result = await call("recall_memory", user_id="   ")  # refused by its schema, as over REST
     assert result.is_error
-    assert "'user_id' must be a non-empty string" in text_of(result)
+    assert text_of(result) == "recall_memory: invalid arguments: 'user_id': must not be blank"
 
 
 class TestMemoryDisabled:
@@ -145,3 +146,43 @@ class TestMemoryDisabled:
         assert result.is_error
         assert "memory is disabled" in text_of(result)
         assert not (await call("check_safety", kind="text", content="hello")).is_error
+
+
+class TestTextRules:
+    """Issue 13: a NUL in a memory was an "internal error" (the store refused it); now every
+    memory tool refuses control characters and blank user ids naming the argument, on SQLite
+    and PostgreSQL alike, as the REST routes do (the same types: memory/fields.py)."""
+
+    @pytest.fixture
+    def mcp_config(self, upstream: FakeUpstream, storage_url: str) -> Config:  # noqa: F811
+        return make_config({"primary": upstream}, ROUTES, storage={"url": storage_url})
+
+    @pytest.mark.parametrize(
+        ("tool", "arguments", "named"),
+        [
+            ("store_memory", {"user_id": "asha", "intent": "note", "tier": "semantic",
+                              "data": {"text": "a\u0000b"}, "importance_score": 0.9}, "data.text"),
+            ("store_memory", {"user_id": "asha", "intent": "note", "tier": "semantic",
+                              "data": {"k": [{"\u001b": 1}]}, "importance_score": 0.9}, "data.k.0"),
+            ("store_fact", {"user_id": "asha", "entity": "asha", "attribute": "city",
+                            "value": "Chen\u0000nai", "importance": 0.9}, "'value'"),
+            ("record_event", {"user_id": "asha", "session_id": "s1", "type": "outcome_task",
+                              "payload": {"task": "\u0000"}}, "payload.task"),
+            ("recall_memory", {"user_id": "asha\u0000"}, "'user_id'"),
+            ("memory_context", {"user_id": "asha", "query": "\u0007"}, "'query'"),
+        ],
+    )  # fmt: skip
+    async def test_a_control_character_is_an_error_naming_the_argument(
+        self, call: Call, tool: str, arguments: dict[str, Any], named: str
+    ) -> None:
+        result = await call(tool, **arguments)
+        assert result.is_error
+        assert text_of(result).startswith(f"{tool}: invalid arguments: ")
+        assert named in text_of(result) and "control characters" in text_of(result)
+        assert _content(await call("recall_memory", user_id="asha"))["records"] == []
+
+    @pytest.mark.parametrize("tool", ["recall_memory", "memory_context"])
+    async def test_a_blank_user_id_is_an_error_naming_it(self, call: Call, tool: str) -> None:
+        result = await call(tool, user_id=" \t")
+        assert result.is_error
+        assert text_of(result) == f"{tool}: invalid arguments: 'user_id': must not be blank"

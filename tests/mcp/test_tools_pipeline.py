@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nerve.server import NerveApp
 from tests.fakes.upstream import FakeUpstream
-from tests.mcp.conftest import Call
+from tests.mcp.conftest import Call, text_of
 
 
 async def test_check_safety_blocks_a_destructive_command_with_the_verdict(call: Call) -> None:
@@ -80,3 +80,13 @@ async def test_safe_execute_never_reaches_a_model_for_a_blocked_request(
     assert out is not None
     assert out["allowed"] is False and out["executed"] is False
     assert upstream.requests == []
+
+
+async def test_process_refuses_a_blank_user_id_or_a_nul_naming_the_argument(call: Call) -> None:
+    """Issue 13: what is processed is remembered for the user, so memory's rules apply."""
+    for tool in ("process", "safe_execute"):
+        result = await call(tool, text="remember that I like tea", user_id="  ")
+        assert result.is_error
+        assert text_of(result) == f"{tool}: invalid arguments: 'user_id': must not be blank"
+        result = await call(tool, text="tea\u0000")
+        assert result.is_error and "'text': must not hold control characters" in text_of(result)

@@ -60,6 +60,10 @@ def test_language_detect_returns_the_five_lg2_keys(server):
         ("/api/process", {}, "text"),
         ("/api/process", {"text": 5}, "text"),
         ("/api/process", {"text": "hi", "user_id": ""}, "user_id"),
+        ("/api/process", {"text": "hi", "user_id": "   "}, "user_id"),
+        ("/api/process", {"text": "hi", "user_id": "u\u0000"}, "user_id"),
+        ("/api/process", {"text": "hi\u0000"}, "text"),
+        ("/api/process", {"text": "hi", "execute": 0}, "execute"),
         ("/api/process", {"text": "hi", "surprise": 1}, "surprise"),
         ("/api/safety/check", {"kind": "python", "content": "x"}, "kind"),
         ("/api/safety/check", {"kind": "sql"}, "content"),
@@ -72,6 +76,16 @@ def test_bad_bodies_are_400s_naming_the_field(server, path, body, param):
     assert r.status_code == 400, r.text
     assert r.json()["error"]["param"] == param
     assert param in r.json()["error"]["message"]
+
+
+def test_a_blank_user_id_is_refused_before_anything_runs_or_is_remembered(server, caplog):
+    """Issue 13: it used to answer 200 while the memory step failed in the log."""
+    r = post(server, "/api/process", {"text": "remember that I like tea", "user_id": " \t "})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "user_id"
+    assert "blank" in r.json()["error"]["message"]
+    assert "memory hook failed" not in caplog.text
+    recalled = post(server, "/api/memory/recall", {"user_id": "anonymous"}).json()
+    assert recalled["records"] == []
 
 
 @pytest.mark.parametrize("raw", [b"{not json", b"\xff\xfe\x00garbage", b'["a list"]', b""])

@@ -90,6 +90,8 @@ class Guard:
             )
         except OSError as e:
             raise Refused(f"host {host} cannot be resolved ({e}); {_HINT}") from None
+        except UnicodeError:  # the IDNA codec: an empty or over-long label ("a..b")
+            raise Refused(f"host {host!r} is not a valid host name") from None
         self.require([str(info[4][0]) for info in infos], host)
 
     def require(self, addresses: list[str], host: str) -> None:

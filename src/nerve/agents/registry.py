@@ -4,7 +4,7 @@
 `route_agent` tools, and the pipeline's delegation. Registration validates and stores (upsert by
 name); `route` never raises for an agent that is unknown, down, slow or answering nonsense: it
 returns `{"success": False, "error", "fallback": True, "agent"}` so the caller can run the task
-locally instead. Only a malformed call (a bad task or payload) is a RequestError.
+locally instead. Only a malformed call (a bad agent name, task or payload) is a RequestError.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import orjson
 
 from nerve.agents.client import AgentClient, CallFailed
 from nerve.agents.guard import Guard, Refused
-from nerve.agents.model import Agent, check_capabilities, check_name, check_task
+from nerve.agents.model import Agent, check_capabilities, check_endpoint, check_name, check_task
 from nerve.agents.store import AgentStore, agent_store_from_url
 from nerve.config import Config
 from nerve.errors import ConfigError, RequestError
@@ -97,10 +97,7 @@ class AgentRegistry:
     ) -> tuple[dict[str, Any], bool]:
         """`register`, also saying whether the agent is new."""
         name, caps = check_name(agent_name), check_capabilities(capabilities)
-        if not isinstance(endpoint, str) or not 0 < len(endpoint) <= MAX_ENDPOINT_CHARS:
-            raise RequestError(
-                f"'endpoint' must be a URL of 1-{MAX_ENDPOINT_CHARS} characters", param="endpoint"
-            )
+        check_endpoint(endpoint, MAX_ENDPOINT_CHARS)
         try:
             await self.guard.check_resolved(endpoint)
         except Refused as e:
@@ -127,8 +124,7 @@ class AgentRegistry:
     ) -> dict[str, Any]:
         """POST {task, payload} to the agent; its JSON answer as `result`, or a failure to fall
         back from. Retried with backoff only when `idempotent`."""
-        if not isinstance(target_agent, str):
-            raise RequestError("'target_agent' must be a string", param="target_agent")
+        check_name(target_agent, "target_agent")  # no agent has another name: a malformed call
         check_task(task)
         if not isinstance(payload, dict):
             raise RequestError("'payload' must be a JSON object", param="payload")

@@ -14,31 +14,51 @@ bodies are 400s naming the field (pydantic for shapes, the registry for the rule
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Path, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from nerve.agents.model import MAX_CAPABILITIES
+from nerve.agents.model import (
+    CAPABILITY_PATTERN,
+    ENDPOINT_PATTERN,
+    MAX_CAPABILITIES,
+    MAX_CAPABILITY_CHARS,
+    NAME_PATTERN,
+)
 from nerve.agents.registry import MAX_ENDPOINT_CHARS, AgentRegistry
 from nerve.errors import NotFound
+from nerve.memory.fields import NAME
+from nerve.openapi_doc import errors
 
 __all__ = ["agents_router"]
 
+# The registry's rules (model.py), stated for the schema; the registry checks them again.
+AgentName = Annotated[str, Field(min_length=1, max_length=100, pattern=NAME_PATTERN)]
+AgentNamePath = Annotated[str, Path(min_length=1, max_length=100, pattern=NAME_PATTERN)]
+Capability = Annotated[
+    str, Field(min_length=1, max_length=MAX_CAPABILITY_CHARS, pattern=CAPABILITY_PATTERN)
+]
+
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a JSON false is not 0, a 1 is not true (what the schema's types say).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RegisterBody(_Body):
-    agent_name: str = Field(min_length=1, max_length=100)
-    endpoint: str = Field(min_length=1, max_length=MAX_ENDPOINT_CHARS)
-    capabilities: list[str] = Field(default_factory=list, max_length=MAX_CAPABILITIES)
+    agent_name: AgentName
+    endpoint: str = Field(
+        min_length=1, max_length=MAX_ENDPOINT_CHARS, pattern=ENDPOINT_PATTERN,
+        description="Where tasks are POSTed: loopback, or a host in agents.allowed_hosts "
+        "(another host is a 400).",
+    )  # fmt: skip
+    capabilities: list[Capability] = Field(default_factory=list, max_length=MAX_CAPABILITIES)
 
 
 class RouteBody(_Body):
-    target_agent: str = Field(min_length=1, max_length=100)
-    task: str = Field(min_length=1, max_length=100)
+    target_agent: AgentName
+    task: Annotated[str, Field(min_length=1, max_length=MAX_CAPABILITY_CHARS), NAME]
     payload: dict[str, Any] = Field(default_factory=dict)
     idempotent: bool = Field(False, description="Retry with backoff when the call fails.")
 
@@ -46,7 +66,10 @@ class RouteBody(_Body):
 def agents_router(get_registry: Callable[[], AgentRegistry]) -> APIRouter:
     router = APIRouter(prefix="/api/agents", tags=["agents"])
 
-    @router.post("", summary="Register or update an agent", status_code=201)
+    @router.post(
+        "", summary="Register or update an agent", status_code=201,
+        responses={200: {"description": "An agent of that name was updated."}},
+    )  # fmt: skip
     async def register(body: RegisterBody, response: Response) -> dict[str, Any]:
         agent, created = await get_registry().upsert(
             body.agent_name, body.endpoint, body.capabilities
@@ -64,15 +87,15 @@ def agents_router(get_registry: Callable[[], AgentRegistry]) -> APIRouter:
             body.target_agent, body.task, body.payload, idempotent=body.idempotent
         )
 
-    @router.get("/{agent_name}", summary="One agent")
-    async def get(agent_name: str) -> dict[str, Any]:
+    @router.get("/{agent_name}", summary="One agent", responses=errors(404))
+    async def get(agent_name: AgentNamePath) -> dict[str, Any]:
         agent = await get_registry().get(agent_name)
         if agent is None:
             raise NotFound(f"no agent named {agent_name!r} is registered", param="agent_name")
         return agent
 
-    @router.delete("/{agent_name}", summary="Unregister an agent")
-    async def delete(agent_name: str) -> dict[str, Any]:
+    @router.delete("/{agent_name}", summary="Unregister an agent", responses=errors(404))
+    async def delete(agent_name: AgentNamePath) -> dict[str, Any]:
         if not await get_registry().delete(agent_name):
             raise NotFound(f"no agent named {agent_name!r} is registered", param="agent_name")
         return {"deleted": True}

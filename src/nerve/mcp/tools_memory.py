@@ -2,7 +2,8 @@
 store_fact, memory_context.
 
 Thin adapters over `Memory` and `build_context`, the calls `/api/memory/*` make; `Memory` itself
-enforces the rules (importance threshold, sizes, event payloads), so every surface agrees.
+enforces the rules (importance threshold, sizes, event payloads), so every surface agrees; the
+argument types are the REST bodies' (memory/fields.py), so the schemas state the same rules.
 Over /mcp a key limited to some users may only name those (`caller(ctx).check_user`).
 """
 
@@ -16,6 +17,18 @@ from pydantic import BaseModel, Field
 from nerve.mcp.server import caller
 from nerve.memory.context import build_context
 from nerve.memory.events import EventType
+from nerve.memory.fields import (
+    TEXT,
+    Data,
+    FactPart,
+    FactValue,
+    Intent,
+    Language,
+    Query,
+    SessionId,
+    Text,
+    UserId,
+)
 from nerve.memory.model import Kind, Tier
 
 if TYPE_CHECKING:
@@ -25,10 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ContextOut", "RecallOut", "StoredOut", "register"]
 
-UserId = Annotated[str, Field(min_length=1, max_length=200, description="Whose memory.")]
-SessionId = Annotated[str | None, Field(max_length=200)]
 Importance = Annotated[float, Field(ge=0, le=1, description="0..1; below the threshold: not kept")]
-Query = Annotated[str | None, Field(max_length=10_000, description="Text to search for.")]
 
 
 class StoredOut(BaseModel):
@@ -79,12 +89,12 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
     async def store_memory(
         ctx: Context[Any, Any],
         user_id: UserId,
-        intent: Annotated[str, Field(min_length=1, max_length=100, description="e.g. preference")],
+        intent: Annotated[Intent, Field(description="e.g. preference")],
         tier: Tier,
-        data: dict[str, Any],
+        data: Data,
         importance_score: Importance,
-        language: Annotated[str | None, Field(max_length=16)] = None,
-        session_id: SessionId = None,
+        language: Language | None = None,
+        session_id: SessionId | None = None,
     ) -> StoredOut:
         """Remember something about a user: short_term (this process only), episodic or
         semantic. Below the importance threshold nothing is kept and `reason` says so."""
@@ -99,12 +109,12 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
     async def recall_memory(
         ctx: Context[Any, Any],
         user_id: UserId,
-        intent: str | None = None,
+        intent: Text | None = None,
         tier: Tier | None = None,
-        query: Query = None,
+        query: Query | None = None,
         limit: Annotated[int, Field(ge=1, le=10_000)] = 10,
         kind: Kind | None = None,
-        session_id: SessionId = None,
+        session_id: SessionId | None = None,
     ) -> RecallOut:
         """Recall a user's memories, filtered (intent, tier, kind, session) and, with a query,
         searched; ranked by relevance and importance decayed with age."""
@@ -119,9 +129,9 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
     async def record_event(
         ctx: Context[Any, Any],
         user_id: UserId,
-        session_id: Annotated[str, Field(min_length=1, max_length=200)],
+        session_id: Annotated[str, Field(min_length=1, max_length=200), TEXT],
         type: EventType,
-        payload: Annotated[dict[str, Any], Field(description="e.g. {path} for eye_read")],
+        payload: Annotated[Data, Field(description="e.g. {path} for eye_read")],
         importance: Annotated[float | None, Field(ge=0, le=1)] = None,
     ) -> StoredOut:
         """Record what you just did (a perception event): eye_read {path}, eye_search {query},
@@ -135,11 +145,11 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
     async def store_fact(
         ctx: Context[Any, Any],
         user_id: UserId,
-        entity: Annotated[str, Field(min_length=1, max_length=500)],
-        attribute: Annotated[str, Field(min_length=1, max_length=500)],
-        value: str | int | float | bool,
+        entity: FactPart,
+        attribute: FactPart,
+        value: FactValue,
         importance: Importance,
-        session_id: SessionId = None,
+        session_id: SessionId | None = None,
     ) -> StoredOut:
         """Store a fact triple (entity, attribute, value); a newer value replaces the latest one
         and the earlier values stay in its history."""
@@ -153,8 +163,8 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
     async def memory_context(
         ctx: Context[Any, Any],
         user_id: UserId,
-        session_id: SessionId = None,
-        query: Query = None,
+        session_id: SessionId | None = None,
+        query: Query | None = None,
         max_contexts: Annotated[int | None, Field(ge=1, le=50)] = None,
     ) -> ContextOut:
         """What to know at the start of a session: the active task, recent sessions, important

@@ -13,6 +13,8 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from nerve.mcp.server import caller
+from nerve.memory.fields import TEXT
+from nerve.memory.fields import UserId as MemoryUser
 from nerve.pipeline.process import MAX_TEXT_CHARS, ProcessResult
 from nerve.safety import BlockedBy, Kind, RiskLevel
 
@@ -23,12 +25,14 @@ if TYPE_CHECKING:
 
 __all__ = ["ProcessOut", "SafeExecuteOut", "VerdictOut", "register"]
 
-Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS, description="What the user or agent asked.")]
+# What is processed is remembered for the user: text and user id follow memory's rules.
+Text = Annotated[
+    str, Field(max_length=MAX_TEXT_CHARS, description="What the user or agent asked."), TEXT
+]
 UserId = Annotated[
-    str | None,
-    Field(min_length=1, max_length=200,
-          description="Whose request it is; default: the key's first user, else anonymous."),
-]  # fmt: skip
+    MemoryUser,
+    Field(description="Whose request it is; default: the key's first user, else anonymous."),
+]
 
 
 class VerdictOut(BaseModel):
@@ -74,7 +78,7 @@ class SafeExecuteOut(ProcessOut):
 def register(server: MCPServer[Any], app: NerveApp) -> None:
     @server.tool()
     async def process(
-        ctx: Context[Any, Any], text: Text, user_id: UserId = None, execute: bool = False
+        ctx: Context[Any, Any], text: Text, user_id: UserId | None = None, execute: bool = False
     ) -> ProcessOut:
         """Understand a request: language → intent → safety verdict; with execute=true, also run
         the intent's handler when safety allows it. Code-switched romanized Indian languages
@@ -95,7 +99,7 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
 
     @server.tool()
     async def safe_execute(
-        ctx: Context[Any, Any], text: Text, user_id: UserId = None
+        ctx: Context[Any, Any], text: Text, user_id: UserId | None = None
     ) -> SafeExecuteOut:
         """Process a request and execute it only if safety allows it. A blocked request is not
         an error: the result says allowed=false and carries the verdict in `safety`."""

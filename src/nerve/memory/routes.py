@@ -1,8 +1,9 @@
 """REST routes of memory (SPEC PR-2, ME-2..ME-6): thin adapters over `Memory`.
 
-Bodies are validated twice on purpose: pydantic here for the shape (a 400 naming the field,
-and OpenAPI at /docs), then `Memory` for the rules (threshold, sizes), so the CLI and MCP that
-call `Memory` directly get the same answers.
+Bodies are validated twice on purpose: pydantic here for the shape and the text rules of
+fields.py (a 400 naming the field, and OpenAPI at /docs saying what is accepted; the types are
+the MCP tools' too), then `Memory` for the rest (threshold, sizes, a NUL), so the CLI that calls
+`Memory` directly gets the same answers.
 
 Whose data: every route acts for one user, and a key limited to some users (server.api_keys
 `users`) may only name those: another user is a 403 naming it (`Principal.check_user`). Forgetting
@@ -12,71 +13,107 @@ not exist (it learns neither the record nor whose it is). No route lists across 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import APIRouter, Path, Request
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from nerve.access import principal_of
 from nerve.errors import NotFound
 from nerve.memory.context import build_context
+from nerve.memory.events import EventType, payload_rules
+from nerve.memory.fields import (
+    MAX_USER_ID,
+    NAME,
+    TEXT,
+    WHOLE,
+    Data,
+    FactPart,
+    FactValue,
+    Intent,
+    Language,
+    Query,
+    SessionId,
+    Text,
+    UserId,
+)
 from nerve.memory.model import Tier
 from nerve.memory.service import Memory
+from nerve.openapi_doc import errors
 
 __all__ = ["memory_router"]
 
-UserId = Field(min_length=1, max_length=200)
+UserIdPath = Annotated[str, Path(min_length=1, max_length=MAX_USER_ID), NAME]
+RecordId = Annotated[str, Path(min_length=1), NAME]
+_RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?(?:[Zz]|[+-]\d\d:\d\d)")
+
+
+def _rfc3339(value: Any) -> Any:
+    if isinstance(value, str) and not _RFC3339.fullmatch(value):
+        raise PydanticCustomError(
+            "datetime", "must be an RFC 3339 date-time (2026-01-31T09:00:00Z) or epoch seconds"
+        )
+    return value
+
+
+# What the schema's `format: date-time` says: a time with its offset, never a local guess.
+Since = Annotated[datetime, Field(strict=False), BeforeValidator(_rfc3339)]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a JSON false is not 0, a 1 is not true (what the schema's types say).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class StoreBody(_Body):
-    user_id: str = UserId
+    user_id: UserId
     tier: Tier
-    intent: str = Field(min_length=1, max_length=100)
-    data: dict[str, Any]
+    intent: Intent
+    data: Data
     importance: float = Field(ge=0, le=1)
-    language: str | None = Field(None, max_length=16)
-    session_id: str | None = Field(None, max_length=200)
+    language: Language | None = None
+    session_id: SessionId | None = None
 
 
 class RecallBody(_Body):
-    user_id: str = UserId
-    intent: str | None = None
+    user_id: UserId
+    intent: Text | None = None
     tier: Tier | None = None
     kind: Literal["memory", "event", "fact", "turn", "summary"] | None = None
-    query: str | None = Field(None, max_length=10_000)
-    limit: int = Field(10, ge=1, le=10_000)
-    since: datetime | float | None = None
-    session_id: str | None = None
+    query: Query | None = None
+    limit: Annotated[int, Field(ge=1, le=10_000), WHOLE] = 10
+    since: Since | float | None = None
+    session_id: Text | None = None
 
 
 class EventBody(_Body):
-    user_id: str = UserId
-    session_id: str = Field(min_length=1, max_length=200)
-    type: str
-    payload: dict[str, Any]
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=payload_rules)
+
+    user_id: UserId
+    session_id: Annotated[str, Field(min_length=1, max_length=200), TEXT]
+    type: EventType
+    payload: Data
     importance: float | None = Field(None, ge=0, le=1)
 
 
 class FactBody(_Body):
-    user_id: str = UserId
-    entity: str = Field(min_length=1, max_length=500)
-    attribute: str = Field(min_length=1, max_length=500)
-    value: str | int | float | bool
+    user_id: UserId
+    entity: FactPart
+    attribute: FactPart
+    value: FactValue
     importance: float = Field(ge=0, le=1)
-    session_id: str | None = Field(None, max_length=200)
+    session_id: SessionId | None = None
 
 
 class ContextBody(_Body):
-    user_id: str = UserId
-    session_id: str | None = Field(None, max_length=200)
-    query: str | None = Field(None, max_length=10_000)
-    max_contexts: int | None = Field(None, ge=1, le=50)
+    user_id: UserId
+    session_id: SessionId | None = None
+    query: Query | None = None
+    max_contexts: Annotated[int, Field(ge=1, le=50), WHOLE] | None = None
 
 
 def _epoch(value: datetime | float | None) -> float | None:
@@ -84,7 +121,8 @@ def _epoch(value: datetime | float | None) -> float | None:
 
 
 def memory_router(memory: Callable[[], Memory], *, max_contexts: int = 5) -> APIRouter:
-    router = APIRouter(prefix="/api/memory", tags=["memory"])
+    # Every route: 404 `memory_disabled` when the config turns memory off.
+    router = APIRouter(prefix="/api/memory", tags=["memory"], responses=errors(404))
 
     @router.post("/store", summary="Store a memory (below the importance threshold: not kept)")
     async def store(body: StoreBody, request: Request) -> dict[str, Any]:
@@ -131,12 +169,12 @@ def memory_router(memory: Callable[[], Memory], *, max_contexts: int = 5) -> API
         return built.to_dict()
 
     @router.delete("/users/{user_id}", summary="Forget everything about a user")
-    async def forget_user(user_id: str, request: Request) -> dict[str, Any]:
+    async def forget_user(user_id: UserIdPath, request: Request) -> dict[str, Any]:
         principal_of(request.scope).check_user(user_id)
         return {"deleted": await memory().forget_user(user_id)}
 
     @router.delete("/{record_id}", summary="Forget one memory")
-    async def forget(record_id: str, request: Request) -> dict[str, Any]:
+    async def forget(record_id: RecordId, request: Request) -> dict[str, Any]:
         missing = NotFound(f"no memory with id {record_id!r}", param="id")
         principal = principal_of(request.scope)
         if principal.users is not None:  # a limited key: only its users' memories exist for it

@@ -1,11 +1,12 @@
 """Memory's Python API: store, recall, events, facts, forget (SPEC ME-1..ME-7).
 
 `Memory` is what the REST routes, the CLI, the MCP tools and the assistant call. It validates
-input (a bad field is a RequestError naming it; nothing is half-written), keeps the short-term
-tier in process (SPEC ME-1) and persists the rest through a `MemoryStore` (group commit or the
-WAL in front of it: build.py). Text search goes through a `SearchCache` (cache.py), which
-proves its per-user index fresh against the store before every search, so writes and deletions
-made by any process are seen at once; nothing is read at open.
+input (a bad field is a RequestError naming it; nothing is half-written; a NUL, which no store
+keeps, is refused here, other control characters at the REST and MCP edge: fields.py), keeps
+the short-term tier in process (SPEC ME-1) and persists the rest through a `MemoryStore` (group
+commit or the WAL in front of it: build.py). Text search goes through a `SearchCache`
+(cache.py), which proves its per-user index fresh against the store before every search, so
+writes and deletions made by any process are seen at once; nothing is read at open.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from nerve.errors import RequestError
 from nerve.memory.cache import SearchCache
 from nerve.memory.decay import decayed_score, ranked_score
 from nerve.memory.events import EVENT_IMPORTANCE, validate_event
+from nerve.memory.fields import MAX_USER_ID, check_data, check_name, check_text
 from nerve.memory.index import SearchIndex
 from nerve.memory.model import TIERS, FactChange, Kind, Record, Tier, fact_id
 from nerve.memory.store import MemoryStore, Query
@@ -31,7 +33,6 @@ from nerve.memory.store import MemoryStore, Query
 __all__ = ["Memory", "Recalled", "Stored"]
 
 log = logging.getLogger("nerve.memory")
-MAX_USER_ID = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +125,7 @@ class Memory:
         importance: float | None = None,
     ) -> Stored:
         """ME-4: a perception event, validated, stored as a searchable episodic record."""
-        clean = validate_event(event_type, payload)
+        clean = validate_event(event_type, check_data(payload, "payload", controls=False))
         if importance is None:
             score = clean.get("score")
             if event_type == "outcome_done" and isinstance(score, int | float):
@@ -151,8 +152,11 @@ class Memory:
         for name, text in (("entity", entity), ("attribute", attribute)):
             if not isinstance(text, str) or not text.strip():
                 raise RequestError(f"'{name}' must be a non-empty string", param=name)
+            check_name(text, name, controls=False)
         if not isinstance(value, str | int | float | bool):
             raise RequestError("'value' must be a string, number or boolean", param="value")
+        if isinstance(value, str):
+            check_text(value, "value", controls=False)
         user = _user(user_id)
         now = self.clock()
         record = self._record(
@@ -169,6 +173,8 @@ class Memory:
         return await self.store.fact_history(_user(user_id), entity.strip(), attribute.strip())
 
     async def forget(self, ids: Sequence[str]) -> int:
+        for record_id in ids:
+            check_text(record_id, "id", controls=False)
         gone = set(ids)
         for short in self._short.values():
             kept = [r for r in short if r.id not in gone]
@@ -178,6 +184,7 @@ class Memory:
 
     async def owner(self, record_id: str) -> str | None:
         """Whose record `record_id` is; None when there is no such record."""
+        check_text(record_id, "id", controls=False)
         for user, short in self._short.items():
             if any(r.id == record_id for r in short):
                 return user
@@ -212,6 +219,8 @@ class Memory:
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 10_000:
             raise RequestError("'limit' must be an integer from 1 to 10000", param="limit")
         chosen_tier = _tier(tier) if tier is not None else None
+        for name, text in (("intent", intent), ("session_id", session_id), ("query", query)):
+            check_text(text, name, controls=False)  # a NUL filter: the store would refuse it
         now = self.clock()
 
         def keep(r: Record) -> bool:
@@ -303,16 +312,20 @@ class Memory:
         if not isinstance(intent, str) or not intent.strip() or len(intent) > 100:
             raise RequestError("'intent' must be a non-empty string of at most 100 characters",
                                param="intent")  # fmt: skip
+        check_name(intent, "intent", controls=False)
         if not isinstance(data, dict):
             raise RequestError("'data' must be an object", param="data")
         try:
-            size = len(orjson.dumps(data))
+            encoded = orjson.dumps(data)
         except TypeError as e:
+            check_data(data, controls=False)  # a lone surrogate: say where
             raise RequestError(f"'data' is not JSON: {e}", param="data") from None
-        if size > self.max_data_bytes:
+        if len(encoded) > self.max_data_bytes:
             raise RequestError(
-                f"'data' is {size} bytes; the limit is {self.max_data_bytes}", param="data"
+                f"'data' is {len(encoded)} bytes; the limit is {self.max_data_bytes}",
+                param="data",
             )
+        check_data(data, encoded=encoded, controls=False)
         if (
             isinstance(importance, bool)
             or not isinstance(importance, int | float)
@@ -321,6 +334,7 @@ class Memory:
             raise RequestError("'importance' must be a number from 0 to 1", param="importance")
         if language is not None and (not isinstance(language, str) or len(language) > 16):
             raise RequestError("'language' must be a short language code", param="language")
+        check_text(language, "language", controls=False)
         return Record.make(
             user_id=user, tier=_tier(tier), intent=intent.strip(), data=data,
             importance=float(importance), kind=kind, language=language,
@@ -334,7 +348,7 @@ def _user(user_id: Any) -> str:
             f"'user_id' must be a non-empty string of at most {MAX_USER_ID} characters",
             param="user_id",
         )
-    return user_id.strip()
+    return check_name(user_id, "user_id", controls=False).strip()
 
 
 def _tier(tier: Any) -> Tier:
@@ -350,4 +364,4 @@ def _session(session_id: Any) -> str | None:
     if not isinstance(session_id, str) or len(session_id) > 200:
         raise RequestError("'session_id' must be a string of at most 200 characters",
                            param="session_id")  # fmt: skip
-    return session_id
+    return check_text(session_id, "session_id", controls=False)

@@ -2,7 +2,9 @@
 
 Each route is a thin adapter: validate the body (pydantic; a bad field is a 400 naming it), call
 the same Python function the CLI and MCP call, return its dict. `/api/process` remembers what
-it was asked for a user: a key limited to some users (server.api_keys `users`) may only name
+it was asked for a user, so its text and user id follow memory's rules (memory/fields.py): a
+blank user id or a NUL is refused up front, not dropped by the memory step after a 200. And
+whose data it is: a key limited to some users (server.api_keys `users`) may only name
 those (else a 403 naming the user), and a request that names none acts for the key's first user
 ("anonymous" for a key without a `users` limit, and without keys).
 """
@@ -10,13 +12,14 @@ those (else a 403 naming the user), and a request that names none acts for the k
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from nerve.access import principal_of
 from nerve.language import detect
+from nerve.memory.fields import TEXT, UserId
 from nerve.pipeline.process import MAX_TEXT_CHARS, Pipeline
 from nerve.safety import Kind
 
@@ -24,15 +27,19 @@ __all__ = ["pipeline_router"]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a JSON false is not 0, a 1 is not true (what the schema's types say).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class ProcessBody(_Body):
-    text: str = Field(max_length=MAX_TEXT_CHARS, description="What the user or agent asked.")
-    user_id: str | None = Field(
-        None, min_length=1, max_length=200,
-        description="Whose request it is; default: the key's first user, else anonymous.",
-    )  # fmt: skip
+    # What is asked is remembered for the user: its text and user id follow memory's rules.
+    text: Annotated[
+        str, Field(max_length=MAX_TEXT_CHARS, description="What the user or agent asked."), TEXT
+    ]
+    user_id: Annotated[
+        UserId,
+        Field(description="Whose request it is; default: the key's first user, else anonymous."),
+    ] | None = None  # fmt: skip
     execute: bool = Field(True, description="Run the intent's handler when safety allows it.")
 
 
