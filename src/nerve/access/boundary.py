@@ -36,7 +36,7 @@ PUBLIC = frozenset(
     {"/health", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/favicon.ico",
      "/chat", "/chat/chat.js", "/chat/chat.css"}
 )  # fmt: skip
-PUBLIC_PREFIXES = ("/admin/", "/admin")  # the panel authenticates its own sessions
+PUBLIC_PREFIXES = ("/admin/",)  # the panel (and /admin itself) authenticates its own sessions
 KEY_PROTOCOL = "nerve.key."
 FORM_PATHS = frozenset({"/api/voice/transcribe"})  # may take multipart/form-data
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -45,7 +45,7 @@ Scope = MutableMapping[str, Any]
 
 
 def is_public(path: str) -> bool:
-    return path in PUBLIC or path == "/admin" or path.startswith("/admin/")
+    return path in PUBLIC or path == "/admin" or path.startswith(PUBLIC_PREFIXES)
 
 
 def bearer(scope: Scope) -> bytes:
