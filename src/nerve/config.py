@@ -115,6 +115,9 @@ class ProviderConfig(_Strict):
     headers: dict[str, str] = {}
     timeout_seconds: float = Field(60.0, gt=0)
     connect_timeout_seconds: float = Field(5.0, gt=0)
+    # Whether an openai-protocol upstream serves the Responses API (`POST {base_url}/responses`):
+    # then /v1/responses passes through; otherwise it is translated to chat completions.
+    responses: bool = False
 
     @field_validator("base_url")
     @classmethod
@@ -183,6 +186,9 @@ class LimitsConfig(_Strict):
     header_timeout_seconds: float = Field(10, gt=0)
     body_timeout_seconds: float = Field(30, gt=0)
     max_connections_per_client: int = Field(64, ge=1)
+    # A stream whose upstream is silent this long gets a keep-alive (an SSE comment, or an
+    # Anthropic `ping`): agent CLIs show a stall after ~20 s and give up after a few minutes.
+    stream_keepalive_seconds: float = Field(10, gt=0)
 
 
 class Price(_Strict):
@@ -227,6 +233,9 @@ class Config(_Strict):
     learning: LearningConfig = LearningConfig()
     admin: AdminConfig = AdminConfig()
     voice: VoiceConfig = VoiceConfig()
+    # Model names clients send on their own (Claude Code's `claude-*`, Codex's `gpt-5-codex`):
+    # glob -> a route name or provider/model, tried in order for a name that is not one already.
+    model_aliases: dict[str, str] = {}
 
     @model_validator(mode="after")
     def _cross_check(self) -> Config:
@@ -253,6 +262,14 @@ class Config(_Strict):
                 "the file WAL is for SQLite only: with PostgreSQL a write is acknowledged once "
                 "committed there, and must not wait on one replica's local disk",
             )
+        for glob, alias in self.model_aliases.items():
+            provider, _, model = alias.partition("/")
+            if alias not in route_names and not (model and provider in names):
+                raise _Located(
+                    f"model_aliases.{glob}",
+                    f"{alias!r} is neither a route ({', '.join(route_names)}) "
+                    "nor provider/model with a configured provider",
+                )
         for path, ref in (
             ("intent.llm_route", self.intent.llm_route),
             ("safety.llm_judge", self.safety.llm_judge),
@@ -310,6 +327,8 @@ def _expand_presets(data: dict[str, Any]) -> dict[str, Any]:
                     path=f"providers[{i}].preset",
                 )
             defaults: dict[str, Any] = {"protocol": preset.protocol, "base_url": preset.base_url}
+            if preset.responses:
+                defaults["responses"] = True
             if preset.key_env:
                 defaults["api_key"] = f"${{{preset.key_env}}}"
             row = {**defaults, **row}

@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -45,6 +46,7 @@ __all__ = ["Gate", "Gateway", "Plan", "Served", "header_value"]
 
 log = logging.getLogger("nerve.gateway")
 T = TypeVar("T")
+Call = Callable[[Provider, str], Awaitable[T]]  # ask one candidate: its provider, its model
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +147,21 @@ class Gateway:
         key = principal.name if principal.client.startswith("key:") else None
         return replace(plan, targets=allowed, key=key, user=user)
 
+    def resolve_alias(self, model: str) -> str:
+        """`model` itself if it is auto, a route or provider/model; else what the first
+        matching `model_aliases` glob names (clients' own names: `claude-*`, `gpt-5-codex`)."""
+        if model == "auto" or model in self._targets:
+            return model
+        provider, _, name = model.partition("/")
+        if name and provider in self.providers:
+            return model
+        for glob, ref in self.config.model_aliases.items():
+            if fnmatchcase(model, glob):
+                return ref
+        return model
+
     def _resolve(self, body: Mapping[str, Any], principal: Principal) -> Plan:
-        model = body["model"]
+        model = self.resolve_alias(body["model"])
         if model == "auto":
             decision = self.router.decide(body["messages"])
             route = decision.route
@@ -174,9 +189,11 @@ class Gateway:
                         code="model_not_allowed",
                     )
             return Plan("explicit", (target,), None)
+        aliases = ", ".join(self.config.model_aliases) or "none; add model_aliases to the config"
         raise NotFound(
-            f"unknown model {model!r}: use 'auto', a route ({', '.join(self.routes)}) "
-            f"or provider/model with a provider among: {', '.join(self.providers)}",
+            f"unknown model {model!r}: use 'auto', a route ({', '.join(self.routes)}), "
+            f"provider/model with a provider among: {', '.join(self.providers)}, "
+            f"or a name matching an alias ({aliases})",
             param="model",
             code="model_not_found",
         )
@@ -186,10 +203,14 @@ class Gateway:
         return self.plan(body)
 
     async def complete(
-        self, body: dict[str, Any], plan: Plan | None = None, gate: Gate | None = None
-    ) -> tuple[Completion, Served]:
+        self, body: dict[str, Any], plan: Plan | None = None, gate: Gate | None = None,
+        *, call: Call[Completion] | None = None,
+    ) -> tuple[Completion, Served]:  # fmt: skip
+        """One answer from the first candidate that gives one. `call` asks a candidate (the
+        endpoints' dialects pass theirs); by default, a chat completion of `body`."""
         plan = plan or self._validated_plan(body)
-        completion, served = await self._walk(plan, lambda p, m: p.complete(body, m), gate)
+        call = call or (lambda p, m: p.complete(body, m))
+        completion, served = await self._walk(plan, call, gate)
         self._record(served, ok=True, usage=completion.usage)
         return completion, served
 
@@ -207,14 +228,15 @@ class Gateway:
         return content if isinstance(content, str) else ""
 
     async def stream(
-        self, body: dict[str, Any], plan: Plan | None = None, gate: Gate | None = None
-    ) -> tuple[Stream, Served]:
+        self, body: dict[str, Any], plan: Plan | None = None, gate: Gate | None = None,
+        *, call: Call[Stream] | None = None,
+    ) -> tuple[Stream, Served]:  # fmt: skip
         """Open a stream on the first candidate that sends its first frame.
 
         The caller forwards the frames, then calls `finish_stream` exactly once.
         """
         plan = plan or self._validated_plan(body)
-        return await self._walk(plan, lambda p, m: p.open_stream(body, m), gate)
+        return await self._walk(plan, call or (lambda p, m: p.open_stream(body, m)), gate)
 
     def first_callable(self, plan: Plan) -> str | None:
         """The first candidate `_walk` will gate (one whose provider has a key)."""
@@ -234,9 +256,7 @@ class Gateway:
         usage = stream.usage[-1] if stream.usage else None
         self._record(served, ok=error is None, usage=usage, error=error)
 
-    async def _walk(
-        self, plan: Plan, call: Callable[[Provider, str], Awaitable[T]], gate: Gate | None = None
-    ) -> tuple[T, Served]:
+    async def _walk(self, plan: Plan, call: Call[T], gate: Gate | None = None) -> tuple[T, Served]:
         attempts: list[tuple[str, str]] = []
         calls = timeouts = 0  # the candidates actually called, and how many of them timed out
         for index, target in enumerate(plan.targets):

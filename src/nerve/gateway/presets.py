@@ -13,10 +13,11 @@ class Preset:
     protocol: Literal["openai", "anthropic"]
     base_url: str
     key_env: str | None  # environment variable holding the key; None for keyless local servers
+    responses: bool = False  # it serves the Responses API too (/v1/responses passes through)
 
 
 PRESETS: dict[str, Preset] = {
-    "openai": Preset("openai", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "openai": Preset("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", True),
     "anthropic": Preset("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
     "openrouter": Preset("openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
     "sarvam": Preset("openai", "https://api.sarvam.ai/v1", "SARVAM_API_KEY"),

@@ -16,7 +16,14 @@ from typing import Any
 from nerve.errors import RequestError
 from nerve.json_limits import check_json, loads
 
-__all__ = ["MAX_MODEL_CHARS", "ROLES", "parse_chat_request", "validate_chat_request"]
+__all__ = [
+    "MAX_MODEL_CHARS",
+    "ROLES",
+    "check_model",
+    "optional",
+    "parse_chat_request",
+    "validate_chat_request",
+]
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 MAX_MODEL_CHARS = 256  # the longest real ids (OpenRouter, Bedrock, HF repos) are under 100
@@ -44,31 +51,31 @@ def validate_chat_request(body: dict[str, Any]) -> None:
 
 
 def _check_fields(body: dict[str, Any]) -> None:
-    _check_model(body.get("model"))
+    check_model(body.get("model"))
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise RequestError("'messages' is required and must be a non-empty array", param="messages")
     for i, message in enumerate(messages):
         _check_message(message, f"messages[{i}]")
-    _optional(body, "stream", bool, "true or false")
-    options = _optional(body, "stream_options", dict, "an object")
+    optional(body, "stream", bool, "true or false")
+    options = optional(body, "stream_options", dict, "an object")
     if options is not None:
-        _optional(options, "include_usage", bool, "true or false", "stream_options.")
+        optional(options, "include_usage", bool, "true or false", "stream_options.")
     for name in ("max_tokens", "max_completion_tokens", "n"):
-        value = _optional(body, name, int, "a positive integer")
+        value = optional(body, name, int, "a positive integer")
         if value is not None and value < 1:
             raise RequestError(f"'{name}' must be a positive integer, got {value}", param=name)
-    _optional(body, "user", str, "a string")
-    _optional(body, "parallel_tool_calls", bool, "true or false")
-    _optional(body, "temperature", _NUMBER, "a number")
-    _optional(body, "top_p", _NUMBER, "a number")
+    optional(body, "user", str, "a string")
+    optional(body, "parallel_tool_calls", bool, "true or false")
+    optional(body, "temperature", _NUMBER, "a number")
+    optional(body, "top_p", _NUMBER, "a number")
     stop = body.get("stop")
     if stop is not None and not isinstance(stop, str) and not _list_of(stop, str):
         raise RequestError("'stop' must be a string or an array of strings", param="stop")
     _check_objects(body.get("tools"), "tools")
 
 
-def _check_model(model: Any) -> None:
+def check_model(model: Any) -> None:
     if not isinstance(model, str) or not model.strip():
         raise RequestError(
             "'model' is required and must be a string: auto, a route name or provider/model",
@@ -102,10 +109,10 @@ def _check_message(message: Any, where: str) -> None:
             param=f"{where}.content",
         )
     _check_objects(message.get("tool_calls"), f"{where}.tool_calls")
-    _optional(message, "tool_call_id", str, "a string", f"{where}.")
+    optional(message, "tool_call_id", str, "a string", f"{where}.")
 
 
-def _optional(
+def optional(
     body: dict[str, Any], name: str, kind: type | tuple[type, ...], what: str, prefix: str = ""
 ) -> Any:
     """`body[name]` if it is absent, null or of `kind` (never a bool for a number), else 400."""
