@@ -1,7 +1,8 @@
 """Builds the ASGI application that `nerve serve` runs.
 
-One FastAPI app carries every route (OpenAPI at /docs for the /api routes); `POST
-/v1/chat/completions` is dispatched before the framework to a bare ASGI endpoint because it is
+One FastAPI app carries every route (OpenAPI at /docs for the /api routes); the model
+endpoints (`POST /v1/chat/completions`, `/v1/messages`, `/v1/responses`, `/v1/embeddings`,
+`/v1/completions`) are dispatched before the framework to bare ASGI endpoints because they are
 the hot path. Every error, including the framework's own 404/405/422, leaves as OpenAI-shaped
 JSON; request validation errors are 400s naming the field.
 """
@@ -40,7 +41,7 @@ from nerve.errors import (
     NotFound,
     RequestError,
 )
-from nerve.gateway.app import GatewayState, gateway_routes
+from nerve.gateway.app import ENDPOINTS, GatewayState, gateway_routes
 from nerve.gateway.evolution_routes import evolution_routes
 from nerve.gateway.fanout_routes import fanout_router
 from nerve.gateway.resilience import Clock
@@ -57,7 +58,7 @@ from nerve.voice import Voice, voice_router
 __all__ = ["NerveApp", "app_from_env", "build_app"]
 
 log = logging.getLogger("nerve.server")
-CHAT_PATH = "/v1/chat/completions"
+MODEL_PATHS = frozenset(ENDPOINTS)  # dispatched before the framework
 
 
 class NerveApp:
@@ -289,8 +290,9 @@ class NerveApp:
         await self.entry(scope, receive, send)
 
     async def _dispatch(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"] == CHAT_PATH and scope["method"] == "POST":
-            await self.gateway.chat(scope, receive, send)  # the hot path skips the framework
+        path = scope.get("path")
+        if scope["type"] == "http" and path in MODEL_PATHS and scope["method"] == "POST":
+            await self.gateway.endpoint(path)(scope, receive, send)  # the hot path: no framework
         elif scope["type"] == "http" and scope["path"] in MCP_PATHS:
             await self.mcp_entry(scope, receive, send)  # MCP over streamable HTTP
         else:

@@ -15,7 +15,7 @@ from websockets.sync.client import connect
 
 from nerve.access import is_public
 from nerve.mcp import MCP_PATHS
-from nerve.server import CHAT_PATH
+from nerve.server import MODEL_PATHS
 from tests.conftest import RunningServer, make_config
 
 KEY = "full-access-key-0123"
@@ -59,7 +59,7 @@ def keyed(serve, upstream) -> RunningServer:
 
 def every_route(server: RunningServer) -> list[tuple[str, str, str]]:
     found = list(walk(server.app.api.routes))
-    found += [("http", CHAT_PATH, "POST")] + [("http", p, "POST") for p in sorted(MCP_PATHS)]
+    found += [("http", p, "POST") for p in sorted(MODEL_PATHS | MCP_PATHS)]
     return sorted(set(found))
 
 

@@ -3,10 +3,11 @@
 - Without API keys (none in the config, none made with `nerve keys create`): nerve listens on
   loopback and trusts whoever reaches it, so only the Host check runs (hostguard.py, against DNS
   rebinding); the principal is LOCAL, counted by the caller's address.
-- With keys: every path not in `PUBLIC` needs one: `Authorization: Bearer <key>`, or for a
-  browser's WebSocket (which cannot set headers) the subprotocol `nerve.key.<key>`. A missing,
-  wrong or revoked key gets the same 401 after the same work (a hash and a dict lookup). The
-  key's `Principal` rides on the scope (`principal_of`); routes ask it what the key may do.
+- With keys: every path not in `PUBLIC` needs one: `Authorization: Bearer <key>`, or
+  `x-api-key: <key>` (what Anthropic clients such as Claude Code send), or for a browser's
+  WebSocket (which cannot set headers) the subprotocol `nerve.key.<key>`. A missing, wrong
+  or revoked key gets the same 401 after the same work (a hash and a dict lookup). The key's
+  `Principal` rides on the scope (`principal_of`); routes ask it what the key may do.
 
 Before keys, two rules for every request that changes something or calls a model (any method
 but GET, HEAD and OPTIONS): a browser page of another origin may not send it (403
@@ -49,11 +50,17 @@ def is_public(path: str) -> bool:
 
 
 def bearer(scope: Scope) -> bytes:
-    """The key a request offers: its bearer token, or a WebSocket's `nerve.key.` subprotocol."""
+    """The key a request offers: its bearer token, its `x-api-key` (the Anthropic SDKs' header),
+    or a WebSocket's `nerve.key.` subprotocol."""
+    api_key = b""
     for name, value in scope["headers"]:
         if name == b"authorization":
             scheme, _, token = value.partition(b" ")
             return token.strip() if scheme.lower() == b"bearer" else b""
+        if name == b"x-api-key":
+            api_key = value.strip()
+    if api_key:
+        return api_key
     if scope["type"] == "websocket":
         for protocol in scope.get("subprotocols") or ():
             if isinstance(protocol, str) and protocol.startswith(KEY_PROTOCOL):
@@ -101,7 +108,8 @@ class Boundary:
         if principal is None:
             raise AuthError(
                 "invalid API key" if token else
-                "a valid API key is required: send 'Authorization: Bearer <key>'",
+                "a valid API key is required: send 'Authorization: Bearer <key>' "
+                "or 'x-api-key: <key>'",
                 code="invalid_api_key",
             )  # fmt: skip
         return principal

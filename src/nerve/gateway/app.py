@@ -27,8 +27,13 @@ from nerve.access.principal import Principal
 from nerve.config import Config
 from nerve.errors import AuthError, NerveError, SharedStateUnavailable
 from nerve.gateway.admission import KeyGate
-from nerve.gateway.chat import ChatEndpoint
 from nerve.gateway.core import Gateway
+from nerve.gateway.dialects.base import Dialect
+from nerve.gateway.dialects.chat import CHAT
+from nerve.gateway.dialects.messages import MESSAGES, count_tokens_route
+from nerve.gateway.dialects.openai_native import COMPLETIONS, EMBEDDINGS
+from nerve.gateway.dialects.responses import RESPONSES
+from nerve.gateway.endpoint import Endpoint
 from nerve.gateway.probes import Prober
 from nerve.gateway.providers import build_provider
 from nerve.gateway.resilience import Clock
@@ -36,7 +41,16 @@ from nerve.gateway.shared import LOCAL_HEALTH, build_resilience
 from nerve.gateway.shared_admit import SharedKeyGate
 from nerve.gateway.stats import Stats
 
-__all__ = ["GatewayState", "gateway_routes"]
+__all__ = ["ENDPOINTS", "GatewayState", "gateway_routes"]
+
+# The model endpoints, each a dialect over the one gateway (bare ASGI: the hot path).
+ENDPOINTS: dict[str, Dialect] = {
+    "/v1/chat/completions": CHAT,
+    "/v1/messages": MESSAGES,
+    "/v1/responses": RESPONSES,
+    "/v1/embeddings": EMBEDDINGS,
+    "/v1/completions": COMPLETIONS,
+}
 
 
 class GatewayState:
@@ -59,7 +73,7 @@ class GatewayState:
         )  # fmt: skip
         self.session: aiohttp.ClientSession | None = None
         self._gateway: Gateway | None = None
-        self._chat: ChatEndpoint | None = None
+        self._endpoints: dict[str, Endpoint] = {}
         self.prober: Prober | None = None
         self._probing: asyncio.Task[None] | None = None
         # Sections other parts of the server add to /health (config reload status, engines...).
@@ -111,11 +125,21 @@ class GatewayState:
             self._probing = asyncio.create_task(self.prober.run(), name="health probes")
         self.keys.ledger = self.ledger
         self.keys.gateway = self._gateway
-        limits = self.config.limits
-        self._chat = ChatEndpoint(
-            self._gateway, self.keys, max_body_bytes=limits.max_body_bytes,
-            body_seconds=limits.body_timeout_seconds,
-        )  # fmt: skip
+        self._endpoints = self._build_endpoints(self._gateway, self.config)
+
+    def _build_endpoints(self, gateway: Gateway, config: Config) -> dict[str, Endpoint]:
+        limits = config.limits
+        return {
+            path: Endpoint(
+                gateway,
+                self.keys,
+                dialect,
+                max_body_bytes=limits.max_body_bytes,
+                body_seconds=limits.body_timeout_seconds,
+                keepalive_seconds=limits.stream_keepalive_seconds,
+            )
+            for path, dialect in ENDPOINTS.items()
+        }
 
     async def close(self) -> None:
         if self._probing is not None:
@@ -139,7 +163,7 @@ class GatewayState:
     def reload(self, config: Config) -> None:
         """Swap in a new config (GW-18); synchronous, so no request sees half of it.
 
-        Requests in flight keep the Gateway and ChatEndpoint they started with. Breaker,
+        Requests in flight keep the Gateway and Endpoint they started with. Breaker,
         cooldown, rate-limit and stats state is kept: it is keyed by target and client, so an
         unchanged candidate keeps its open breaker or its 429 rest across the reload.
         """
@@ -162,10 +186,7 @@ class GatewayState:
         self.keys.prices = config.prices  # the keys' limiters keep their state
         self.keys.limiter = self.limiter
         self.keys.gateway = gateway
-        self._chat = ChatEndpoint(
-            gateway, self.keys, max_body_bytes=config.limits.max_body_bytes,
-            body_seconds=config.limits.body_timeout_seconds,
-        )  # fmt: skip
+        self._endpoints = self._build_endpoints(gateway, config)
         if self._probing is not None:
             self._probing.cancel()
             self._probing = None
@@ -180,11 +201,15 @@ class GatewayState:
             raise RuntimeError("the gateway is not open: the server's lifespan did not run")
         return self._gateway
 
-    @property
-    def chat(self) -> ChatEndpoint:
-        if self._chat is None:
+    def endpoint(self, path: str) -> Endpoint:
+        """The model endpoint serving `path` (one of ENDPOINTS)."""
+        endpoint = self._endpoints.get(path)
+        if endpoint is None:
             raise RuntimeError("the gateway is not open: the server's lifespan did not run")
-        return self._chat
+        return endpoint
+
+    async def chat(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.endpoint("/v1/chat/completions")(scope, receive, send)
 
     def models(self) -> list[str]:
         targets = {str(t) for r in self.config.routes for t in r.targets}
@@ -243,10 +268,15 @@ def gateway_routes(state: GatewayState) -> list[Route]:
         return endpoint
 
     async def models(request: Request) -> Response:
-        data = [
-            {"id": m, "object": "model", "created": 0, "owned_by": "nerve"} for m in state.models()
-        ]
-        return JSONResponse({"object": "list", "data": data})
+        # One list both SDKs read: OpenAI's fields (object, owned_by) and Anthropic's (type,
+        # display_name, created_at, has_more...). Answered from the config: no upstream call.
+        names = state.models()
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "nerve",
+                 "type": "model", "display_name": m, "created_at": "1970-01-01T00:00:00Z"}
+                for m in names]  # fmt: skip
+        return JSONResponse({"object": "list", "data": data, "has_more": False,
+                             "first_id": names[0] if names else None,
+                             "last_id": names[-1] if names else None})  # fmt: skip
 
     async def health(request: Request) -> Response:
         return JSONResponse(await state.health())
@@ -273,13 +303,21 @@ def gateway_routes(state: GatewayState) -> list[Route]:
             media_type="text/plain; version=0.0.4; charset=utf-8",
         )
 
-    class Chat:  # a bare ASGI app: the server also dispatches to it before routing (hot path)
+    class Model:  # a bare ASGI app: the server also dispatches to it before routing (hot path)
+        def __init__(self, path: str) -> None:
+            self.path = path
+
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            await state.chat(scope, receive, send)
+            await state.endpoint(self.path)(scope, receive, send)
+
+    async def count_tokens(request: Request) -> Response:
+        return await count_tokens_route(state.gateway, request)
 
     return [
-        Route("/v1/chat/completions", Chat(), methods=["POST"]),
+        *(Route(path, Model(path), methods=["POST"]) for path in ENDPOINTS),
+        Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
         Route("/v1/models", models),
+        Route("/v1/models/", models),  # never a redirect: some clients add the slash
         Route("/health", health),
         Route("/stats", stats),
         Route("/stats/reset", admin_only(stats_reset), methods=["GET", "POST"]),

@@ -1,8 +1,11 @@
-"""`POST /v1/chat/completions` as a bare ASGI endpoint.
+"""The gateway's model endpoints as bare ASGI apps: one class, one per dialect.
 
-This is the hot path, so it skips the framework's Request/Response objects: the body is read
-with a size cap (413 before reading past it), the answer goes out as the upstream's bytes, and a
-stream is pumped frame by frame while a watcher listens for the client hanging up.
+`/v1/chat/completions`, `/v1/messages`, `/v1/responses`, `/v1/embeddings` and `/v1/completions`
+are the hot path, so they skip the framework's Request/Response objects: the body is read with a
+size cap (413 before reading past it), planned, admitted (limits, keys, budgets) and walked over
+its candidates like any other; the answer goes out as the dialect's bytes, and a stream is
+pumped frame by frame while a watcher listens for the client hanging up and a keep-alive is
+sent whenever the upstream is silent for `limits.stream_keepalive_seconds`.
 """
 
 from __future__ import annotations
@@ -12,18 +15,16 @@ import logging
 from collections.abc import MutableMapping
 from typing import Any
 
-import orjson
-
 from nerve.access.principal import principal_of
-from nerve.asgi import encode_headers, send_error, send_json
+from nerve.asgi import encode_headers, send_json
 from nerve.errors import NerveError, PayloadTooLarge, RequestTimeout, UpstreamError
 from nerve.gateway.admission import KeyGate, Ticket
 from nerve.gateway.core import Gateway, Served
+from nerve.gateway.dialects.base import Dialect, Incoming
 from nerve.gateway.providers import Stream
-from nerve.gateway.request import parse_chat_request
 from nerve.gateway.stats import Usage
 
-__all__ = ["ChatEndpoint", "error_frame"]
+__all__ = ["Endpoint", "read_body"]
 
 log = logging.getLogger("nerve.gateway")
 Scope = MutableMapping[str, Any]
@@ -34,31 +35,42 @@ SSE_HEADERS = [
 ]
 
 
-class ChatEndpoint:
+class Endpoint:
     def __init__(
-        self, gateway: Gateway, keys: KeyGate, *, max_body_bytes: int, body_seconds: float = 30
-    ) -> None:
+        self, gateway: Gateway, keys: KeyGate, dialect: Dialect, *, max_body_bytes: int,
+        body_seconds: float = 30, keepalive_seconds: float = 10,
+    ) -> None:  # fmt: skip
         self.gateway = gateway
         self.keys = keys
+        self.dialect = dialect
         self.max_body_bytes = max_body_bytes
         self.body_seconds = body_seconds
+        self.keepalive_seconds = keepalive_seconds
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         principal = principal_of(scope)  # who the boundary let in
+        dialect = self.dialect
         ticket: Ticket | None = None
         served: Served | None = None
         usage: Usage | None = None
         try:
             raw = await read_body(scope, receive, self.max_body_bytes, self.body_seconds)
-            body = parse_chat_request(raw)
-            plan = self.keys.restrict(principal, self.gateway.plan(body, principal))
-            ticket = await self.keys.admit(principal, body, plan)  # limits, budget, 1st gate
+            body = dialect.parse(raw)
+            view = dialect.view(body)  # what routing and admission read, chat-shaped
+            plan = dialect.order(self.gateway.plan(view, principal), body, self.gateway.providers)
+            plan = self.keys.restrict(principal, plan)
+            ticket = await self.keys.admit(principal, view, plan)  # limits, budget, 1st gate
+            request = Incoming(body, _headers(scope))
             if body.get("stream"):
-                stream, served = await self.gateway.stream(body, plan, ticket.gate)
+                stream, served = await self.gateway.stream(
+                    view, plan, ticket.gate, call=lambda p, m: dialect.open_stream(p, request, m)
+                )
                 await self._pump(stream, served, receive, send)
                 usage = stream.usage[-1] if stream.usage else None
             else:
-                completion, served = await self.gateway.complete(body, plan, ticket.gate)
+                completion, served = await self.gateway.complete(
+                    view, plan, ticket.gate, call=lambda p, m: dialect.complete(p, request, m)
+                )
                 usage = completion.usage
                 await send_json(send, 200, completion.body, served.headers())
         except ConnectionAbortedError:
@@ -66,12 +78,11 @@ class ChatEndpoint:
         except NerveError as e:
             if not isinstance(e, UpstreamError):
                 self.gateway.stats.record_rejection(e.code or e.type)
-            await send_error(send, e)
+            await send_json(send, e.status, dialect.error_body(e), e.headers())
         except Exception:
-            log.exception("unexpected error in /v1/chat/completions")
-            await send_error(
-                send, NerveError("internal error; see the server log", code="internal")
-            )
+            log.exception("unexpected error in %s", scope.get("path"))
+            internal = NerveError("internal error; see the server log", code="internal")
+            await send_json(send, internal.status, dialect.error_body(internal), {})
         finally:
             if ticket is not None:
                 await self._leave(ticket, served, usage)
@@ -94,27 +105,41 @@ class ChatEndpoint:
             }
         )
         error: Exception | None = None
+        loop = asyncio.get_running_loop()
+        last = loop.time()  # when the client last got a frame
+
+        async def frame(body: bytes) -> None:
+            nonlocal last
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+            last = loop.time()
 
         async def forward() -> None:
             nonlocal error
             try:
-                await send({"type": "http.response.body", "body": stream.first, "more_body": True})
-                async for frame in stream.rest:
-                    await send({"type": "http.response.body", "body": frame, "more_body": True})
+                await frame(stream.first)
+                async for body in stream.rest:
+                    await frame(body)
             except UpstreamError as e:  # midway: one error event, then the stream ends
                 error = e
-                await send(
-                    {"type": "http.response.body", "body": error_frame(e), "more_body": True}
-                )
+                log.warning("STREAM CUT route=%s %s after its first frame: %s",
+                            served.route, served.target, e.message)  # fmt: skip
+                await frame(self.dialect.error_frame(e, stream))
+
+        async def keepalive() -> None:
+            while True:
+                await asyncio.sleep(last + self.keepalive_seconds - loop.time())
+                if loop.time() - last >= self.keepalive_seconds:
+                    await frame(self.dialect.keepalive)
 
         pump = asyncio.ensure_future(forward())
         watcher = asyncio.ensure_future(wait_disconnect(receive))
+        ticker = asyncio.ensure_future(keepalive())
         try:
             await asyncio.wait((pump, watcher), return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (pump, watcher):
+            for task in (pump, watcher, ticker):
                 task.cancel()
-            outcome, _ = await asyncio.gather(pump, watcher, return_exceptions=True)
+            outcome, *_ = await asyncio.gather(pump, watcher, ticker, return_exceptions=True)
             if pump.cancelled():
                 error = error or ConnectionAbortedError("client disconnected")
             elif isinstance(outcome, Exception):
@@ -160,5 +185,6 @@ async def _read(scope: Scope, receive: Any, limit: int) -> bytes:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def error_frame(error: NerveError) -> bytes:
-    return b"data: " + orjson.dumps(error.to_dict()) + b"\n\n"
+def _headers(scope: Scope) -> dict[str, str]:
+    """The request's headers, lower-cased as ASGI gives them (the last of a repeated one)."""
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}

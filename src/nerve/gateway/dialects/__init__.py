@@ -1,0 +1,1 @@
+"""The protocols clients speak to nerve: chat completions, Messages, Responses, embeddings."""
