@@ -10,7 +10,8 @@ It owns the network edge of the gateway's end-to-end tests: a real aiohttp serve
         ...  # point the gateway at up.openai_base_url or up.anthropic_base_url
         assert up.wait_for_requests(2)[1].body["model"] == "fake-model"
 
-Routes: POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic), GET /v1/models.
+Routes: POST /v1/chat/completions, /v1/responses, /v1/embeddings and /v1/completions (OpenAI),
+POST /v1/messages and /v1/messages/count_tokens (Anthropic), GET /v1/models.
 Stream controls (`cut_after`, `gate_after`) count content deltas: text pieces and tool-argument
 pieces; framing events before them (role chunk, message_start, content_block_start, ping) are
 always sent. Async tests wait with `await asyncio.to_thread(up.wait_for_requests, n)`.
@@ -30,7 +31,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from tests.fakes import anthropic_wire, openai_wire
+from tests.fakes import anthropic_wire, openai_wire, responses_wire
 
 __all__ = ["FakeUpstream", "Recorded", "Reply"]
 
@@ -137,6 +138,10 @@ class FakeUpstream:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/messages", self._anthropic)
+        app.router.add_post("/v1/messages/count_tokens", self._count_tokens)
+        app.router.add_post("/v1/responses", self._responses)
+        app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_post("/v1/completions", self._completions)
         app.router.add_get("/v1/models", self._list_models)
         # handler_cancellation: a client that gives up on a hanging request frees its handler
         runner = web.AppRunner(
@@ -254,6 +259,63 @@ class FakeUpstream:
             full=lambda: anthropic_wire.message(reply, model, rid),
             events=lambda: anthropic_wire.stream_events(reply, model, rid),
         )
+
+    async def _count_tokens(self, request: web.Request) -> web.StreamResponse:
+        body = await self._record(request, "anthropic")
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        invalid = anthropic_wire.validate(headers, {"max_tokens": 1, **(body or {})})
+        if invalid is not None:
+            return web.json_response(invalid[1], status=invalid[0])
+        reply = self._next_reply(body["model"])
+        return await self._answer(
+            request, reply, stream=False, headers={},
+            error=lambda: anthropic_wire.error_body(reply.status),
+            full=lambda: {"input_tokens": 4242},
+            events=lambda: [],
+        )  # fmt: skip
+
+    async def _responses(self, request: web.Request) -> web.StreamResponse:
+        body = await self._record(request, "openai")
+        invalid = responses_wire.validate(body, "input")
+        if invalid is not None:
+            return web.json_response(invalid[1], status=invalid[0])
+        model, rid = body["model"], f"fake{next(self._ids)}"
+        reply = self._next_reply(model)
+        return await self._answer(
+            request, reply, stream=bool(body.get("stream")), headers={"x-request-id": rid},
+            error=lambda: openai_wire.error_body(reply.status),
+            full=lambda: responses_wire.response(reply, model, rid),
+            events=lambda: responses_wire.stream_events(reply, model, rid),
+        )  # fmt: skip
+
+    async def _embeddings(self, request: web.Request) -> web.StreamResponse:
+        body = await self._record(request, "openai")
+        invalid = responses_wire.validate(body, "input")
+        if invalid is not None:
+            return web.json_response(invalid[1], status=invalid[0])
+        reply = self._next_reply(body["model"])
+        return await self._answer(
+            request, reply, stream=False, headers={},
+            error=lambda: openai_wire.error_body(reply.status),
+            full=lambda: responses_wire.embeddings(body, body["model"]),
+            events=lambda: [],
+        )  # fmt: skip
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        body = await self._record(request, "openai")
+        invalid = responses_wire.validate(body, "prompt")
+        if invalid is not None:
+            return web.json_response(invalid[1], status=invalid[0])
+        model, rid = body["model"], f"cmpl-fake{next(self._ids)}"
+        reply = self._next_reply(model)
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        return await self._answer(
+            request, reply, stream=bool(body.get("stream")), headers={},
+            error=lambda: openai_wire.error_body(reply.status),
+            full=lambda: responses_wire.completion(reply, model, rid, body),
+            events=lambda: responses_wire.completion_events(reply, model, rid,
+                                                            include_usage=include_usage),
+        )  # fmt: skip
 
     # --- answering ---------------------------------------------------------------------------
 
