@@ -1,7 +1,7 @@
 """A low-overhead HTTP/1.1 load generator for benchmarks.
 
     python -m bench.loadgen URL [--concurrency 8] [--seconds 3] [--warmup 0.5] [--api-key KEY]
-        [--client raw|aiohttp]
+        [--client raw|aiohttp] [--body-file FILE] [--header 'Name: value' ...]
 
 Runs CONCURRENCY closed loops (send, wait for the whole response, send again) of POSTs of a
 prebuilt ~1 KB chat request over keep-alive connections, for SECONDS after WARMUP, on uvloop.
@@ -10,7 +10,9 @@ parses responses with httptools (Content-Length or chunked); measured here, that
 upstream ~2x harder than an aiohttp client does. --client aiohttp uses one aiohttp.ClientSession
 (TCPConnector(limit=CONCURRENCY)), the kind of client the speed references in NOTES.md were
 measured with; its own per-request cost caps the direct rate, which makes every proxy's ratio to
-direct look better. Prints one JSON object: client, rps, p50_ms, p99_ms, ok, errors, first_error.
+direct look better. --body-file posts that file's bytes instead of the chat request (e.g. an
+Anthropic Messages or Responses body), --header adds request headers. Prints one JSON object:
+client, rps, p50_ms, p99_ms, ok, errors, first_error.
 A response other than 200 counts as an error and its latency is left out.
 """
 
@@ -61,7 +63,9 @@ def chat_request_body(model: str = "auto") -> bytes:
     )
 
 
-def build_request(url: str, body: bytes, api_key: str | None) -> tuple[str, int, bytes]:
+def build_request(
+    url: str, body: bytes, api_key: str | None, headers: dict[str, str] | None = None
+) -> tuple[str, int, bytes]:
     parts = urlsplit(url)
     if parts.scheme != "http" or not parts.hostname:
         raise ValueError(f"need an http:// URL, got {url!r}")
@@ -71,6 +75,7 @@ def build_request(url: str, body: bytes, api_key: str | None) -> tuple[str, int,
         f"POST {target} HTTP/1.1\r\nHost: {host}:{port}\r\n"
         "Content-Type: application/json\r\nAccept: application/json\r\n"
         + (f"Authorization: Bearer {api_key}\r\n" if api_key else "")
+        + "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
         + f"Content-Length: {len(body)}\r\n\r\n"
     )
     return host, port, head.encode() + body
@@ -202,11 +207,13 @@ async def _run_aiohttp(
     stop_at: float,
     latencies: list[float],
     errors: list[str],
+    extra: dict[str, str] | None = None,
 ) -> None:
     build_request(url, body, api_key)  # the same URL validation as the raw client
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
+    headers.update(extra or {})
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
         await asyncio.gather(
@@ -225,6 +232,7 @@ async def run(
     api_key: str | None = "sk-bench",
     body: bytes | None = None,
     client: str = "raw",
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Drive URL for warmup + seconds; statistics cover the last `seconds` only."""
     body = chat_request_body() if body is None else body
@@ -233,9 +241,11 @@ async def run(
     warm_at = time.perf_counter() + warmup
     stop_at = warm_at + seconds
     if client == "aiohttp":
-        await _run_aiohttp(url, concurrency, body, api_key, warm_at, stop_at, latencies, errors)
+        await _run_aiohttp(
+            url, concurrency, body, api_key, warm_at, stop_at, latencies, errors, headers
+        )
     elif client == "raw":
-        host, port, raw = build_request(url, body, api_key)
+        host, port, raw = build_request(url, body, api_key, headers)
         await asyncio.gather(
             *(
                 _worker(host, port, raw, warm_at, stop_at, latencies, errors)
@@ -274,7 +284,25 @@ def main(argv: list[str] | None = None) -> None:
         default="raw",
         help="raw asyncio+httptools (default) or one aiohttp.ClientSession",
     )
+    parser.add_argument("--body-file", help="POST this file's bytes (default: a chat request)")
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an extra request header (repeatable)",
+    )
     args = parser.parse_args(argv)
+    headers = {}
+    for line in args.header:
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip():
+            parser.error(f"--header needs 'NAME: VALUE', got {line!r}")
+        headers[name.strip()] = value.strip()
+    body = None
+    if args.body_file:
+        with open(args.body_file, "rb") as f:
+            body = f.read()
     result = uvloop.run(
         run(
             args.url,
@@ -282,7 +310,9 @@ def main(argv: list[str] | None = None) -> None:
             args.seconds,
             args.warmup,
             args.api_key or None,
+            body=body,
             client=args.client,
+            headers=headers,
         )
     )
     print(json.dumps(result))
