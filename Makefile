@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 ARGS   ?=
 
-.PHONY: run test check bench fmt clean
+.PHONY: run test check bench fmt clean agent-clis
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nerve needs Python 3.11 or newer; set PYTHON=python3.x")'
@@ -23,8 +23,18 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 run: $(VENV)/.installed
 	$(BIN)/nerve serve $(ARGS)
 
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-dev agent-clis
 	$(BIN)/python -m pytest $(ARGS)
+
+# The real Claude Code and Codex CLIs the protocol tests drive (tests/agent_clis); reinstalled
+# only when the lockfile changes. No npm: their tests skip (and fail under CI=true).
+CLIS := tests/agent_clis
+agent-clis: $(CLIS)/node_modules/.package-lock.json
+
+$(CLIS)/node_modules/.package-lock.json: $(CLIS)/package-lock.json
+	@if command -v npm >/dev/null; then \
+		npm ci --no-audit --no-fund --ignore-scripts --loglevel=error --prefix $(CLIS); \
+	else echo "npm not found: the agent CLI tests (tests/agent_clis) will skip"; fi
 
 check: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check src tests bench
@@ -52,6 +62,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/memory_scale.py search
 	$(BIN)/python bench/memory_transfer.py
 	$(BIN)/python bench/gateway.py $(ARGS)
+	$(BIN)/python bench/protocols.py
 	$(BIN)/python bench/replicas.py
 	$(BIN)/python bench/access.py
 	$(BIN)/python bench/mcp_latency.py

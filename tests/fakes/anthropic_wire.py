@@ -41,11 +41,11 @@ def validate(headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any]] |
             return 400, error_body(400, f"{key}: Field required")
     for i, message in enumerate(body["messages"]):
         role = message.get("role") if isinstance(message, dict) else None
-        if role not in ("user", "assistant"):
+        if role not in ("user", "assistant", "system"):  # Claude Code sends system turns
             return 400, error_body(
                 400,
                 f'messages.{i}.role: Unexpected role "{role}". The Messages API accepts '
-                "'user' or 'assistant'; a system prompt goes in the top-level `system` parameter.",
+                "'user', 'assistant' or 'system'.",
             )
     return None
 

@@ -72,7 +72,9 @@ def test_max_tokens_may_be_left_out():
         ({"messages": None}, "messages"),
         ({"messages": []}, "messages"),
         ({"messages": ["hi"]}, "messages[0]"),
-        ({"messages": [{"role": "system", "content": "x"}]}, "messages[0].role"),
+        ({"messages": [{"role": "tool", "content": "x"}]}, "messages[0].role"),
+        ({"messages": [{"role": "system", "content": [{"type": "image"}]}]},
+         "messages[0].content[0]"),
         ({"messages": [{"role": "user", "content": 5}]}, "messages[0].content"),
         ({"messages": [{"role": "user"}]}, "messages[0].content"),
         ({"messages": [{"role": "user", "content": [{"text": "x"}]}]}, "messages[0].content[0]"),
@@ -121,6 +123,18 @@ def test_the_request_fields_map_to_their_chat_counterparts():
                     "temperature": 0.2, "top_p": 0.9, "user": "u-1",
                     "messages": [{"role": "system", "content": "be brief"},
                                  {"role": "user", "content": "hi"}]}  # fmt: skip
+
+
+def test_system_turns_inside_messages_stay_system_turns_in_place():
+    # What Claude Code sends: its environment notes as a system turn, blocks or a string.
+    notes = [{"type": "text", "text": "cwd: /w"}, {"type": "text", "text": "tools: Bash"}]
+    chat = messages_to_chat(body(messages=[
+        {"role": "system", "content": notes}, {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "ok"}, {"role": "system", "content": "later"},
+        {"role": "user", "content": "go"}]))  # fmt: skip
+    assert [m["role"] for m in chat["messages"]] == ["system", "user", "assistant", "system", "user"]
+    assert chat["messages"][0]["content"] == "cwd: /w\n\ntools: Bash"
+    assert chat["messages"][3]["content"] == "later"
 
 
 def test_a_stream_asks_for_usage_in_the_last_chunk():

@@ -215,14 +215,25 @@ def test_a_custom_tool_call_in_the_input_goes_up_as_json_arguments() -> None:
         "mcp",
     ],
 )
-def test_a_hosted_tool_cannot_be_translated_and_says_which(kind: str) -> None:
+def test_a_hosted_tool_is_left_out_and_its_items_refused(kind: str) -> None:
+    # A chat model cannot run OpenAI's hosted tools; Codex declares web_search every turn.
+    body = chat(message("user", "Hi"), tools=[SHELL, {"type": kind}], tool_choice="auto")
     error = refused(chat, message("user", "Hi"), {"type": kind})
-    tool_error = refused(
-        responses_to_chat, {"model": "m", "input": "x", "tools": [SHELL, {"type": kind}]}
-    )
 
+    assert [t["function"]["name"] for t in body["tools"]] == [SHELL["name"]]
     assert error.param == "input[1].type"
-    assert tool_error.param == "tools[1].type" and kind in tool_error.message
+
+
+def test_only_hosted_tools_send_no_tools_and_no_tool_choice() -> None:
+    body = chat(message("user", "Hi"), tools=[{"type": "web_search"}], tool_choice="auto",
+                parallel_tool_calls=True)  # fmt: skip
+    assert "tools" not in body and "tool_choice" not in body and "parallel_tool_calls" not in body
+
+
+def test_a_tool_choice_naming_a_hosted_tool_is_refused() -> None:
+    error = refused(chat, message("user", "Hi"), tools=[{"type": "web_search"}],
+                    tool_choice={"type": "web_search"})  # fmt: skip
+    assert error.param == "tool_choice"
 
 
 # --- request: fields -------------------------------------------------------------------------
@@ -329,9 +340,9 @@ def test_a_malformed_item_is_a_request_error_naming_the_field(item: JSON, param:
     assert refused(chat, item).param == param
 
 
-def test_a_hosted_tool_an_additional_tools_item_brings_is_refused_naming_where() -> None:
-    brought = {"type": "additional_tools", "role": "developer", "tools": [{"type": "web_search"}]}
-    error = refused(chat, brought, message("user", "Hi"))
-
-    assert error.param == "input[0].tools[0].type"
-    assert 'web_search = "disabled"' in error.message  # what a Codex user can do about it
+def test_a_hosted_tool_an_additional_tools_item_brings_is_left_out_too() -> None:
+    brought = {"type": "additional_tools", "role": "developer",
+               "tools": [{"type": "web_search"}, SHELL, {"name": "no type"}]}  # fmt: skip
+    assert refused(chat, brought, message("user", "Hi")).param == "input[0].tools[2].type"
+    brought["tools"].pop()
+    assert [t["function"]["name"] for t in chat(brought)["tools"]] == [SHELL["name"]]

@@ -115,7 +115,8 @@ def chat_view(body: Mapping[str, Any]) -> dict[str, Any]:
         messages.append({"role": "system", "content": system})
     for message in body.get("messages") or ():
         if isinstance(message, dict):
-            role = "assistant" if message.get("role") == "assistant" else "user"
+            role = message.get("role")
+            role = role if role in ("assistant", "system") else "user"
             messages.append({"role": role, "content": _text(message.get("content"))})
     metadata = body.get("metadata")
     user = metadata.get("user_id") if isinstance(metadata, dict) else None

@@ -95,14 +95,22 @@ def parse_messages_request(raw: bytes) -> dict[str, Any]:
     return body
 
 
+# Claude Code sends `system` turns inside `messages` too (its environment notes), beside the
+# top-level `system`; the API takes them, so the gateway does.
+ROLES = ("user", "assistant", "system")
+
+
 def _check_message(message: Any, where: str) -> None:
     if not isinstance(message, dict):
         raise RequestError(f"'{where}' must be an object", param=where)
-    if message.get("role") not in ("user", "assistant"):
-        raise RequestError(f"'{where}.role' must be user or assistant", param=f"{where}.role")
+    role = message.get("role")
+    if role not in ROLES:
+        raise RequestError(
+            f"'{where}.role' must be user, assistant or system", param=f"{where}.role"
+        )
     content = message.get("content")
     if isinstance(content, list):
-        _check_blocks(content, f"{where}.content")
+        _check_blocks(content, f"{where}.content", text_only=role == "system")
     elif not isinstance(content, str):
         raise RequestError(
             f"'{where}.content' must be a string or an array of content blocks",
@@ -141,6 +149,8 @@ def messages_to_chat(body: dict[str, Any]) -> dict[str, Any]:
         where = f"messages[{i}].content"
         if message["role"] == "assistant":
             messages.extend(_assistant(blocks, where))
+        elif message["role"] == "system":
+            messages.append({"role": "system", "content": "\n\n".join(b["text"] for b in blocks)})
         else:
             messages.extend(_user(blocks, where))
 

@@ -10,8 +10,9 @@ Stateless, as Codex uses it (`store: false`, the whole input each turn): `previo
 Function, custom (Codex's apply_patch), local_shell and namespace tools become chat functions
 (`namespace__name`), from `tools` and from `additional_tools` input items alike; a custom tool's
 freeform input travels as the string argument `input` and comes back as a `custom_tool_call`.
-Tools OpenAI runs on its own servers (web_search, file_search...) cannot be translated and are a
-RequestError: Codex sends web_search unless its config says `web_search = "disabled"`.
+Tools OpenAI runs on its own servers (web_search, file_search, tool_search...) are left out: a
+chat model cannot run them, and Codex declares web_search on every turn whether it is wanted or
+not. A tool_choice naming one, or a history holding one's call, is a RequestError.
 Reasoning items are dropped: their encrypted content is bound to the provider that wrote it.
 """
 
@@ -101,9 +102,10 @@ def responses_to_chat(body: dict[str, Any]) -> dict[str, Any]:
     """A checked Responses request as a chat-completions request (same `model`)."""
     out: dict[str, Any] = {"model": body.get("model"), "messages": _messages(body)}
     tools = [t for param, tool in request_tools(body) for t in _tools(tool, param)]
+    choice = _tool_choice(body.get("tool_choice"))
     if tools:  # chat upstreams refuse tool_choice and parallel_tool_calls without tools
         out["tools"] = tools
-        if (choice := _tool_choice(body.get("tool_choice"))) is not None:
+        if choice is not None:
             out["tool_choice"] = choice
         if isinstance(body.get("parallel_tool_calls"), bool):
             out["parallel_tool_calls"] = body["parallel_tool_calls"]
@@ -310,19 +312,20 @@ def _tools(tool: Any, param: str) -> list[dict[str, Any]]:
         if not isinstance(inner, list):
             raise RequestError("a namespace tool needs a tools array", param=f"{param}.tools")
         namespace = _string(tool, "name", param)
-        return [_tool(t, f"{param}.tools[{j}]", namespace) for j, t in enumerate(inner)]
-    return [_tool(tool, param, None)]
+        found = (_tool(t, f"{param}.tools[{j}]", namespace) for j, t in enumerate(inner))
+        return [t for t in found if t is not None]
+    found = _tool(tool, param, None)
+    return [] if found is None else [found]
 
 
-def _tool(tool: Any, param: str, namespace: str | None) -> dict[str, Any]:
+def _tool(tool: Any, param: str, namespace: str | None) -> dict[str, Any] | None:
+    """A function or custom tool as a chat function; None for a hosted tool (left out)."""
     kind = tool.get("type") if isinstance(tool, dict) else None
+    if not isinstance(kind, str):
+        raise RequestError(f"'{param}' must be a tool: an object with a string type",
+                           param=f"{param}.type")  # fmt: skip
     if kind not in ("function", "custom"):
-        codex = ' (Codex: web_search = "disabled" in config.toml)' if kind == "web_search" else ""
-        raise RequestError(
-            f"the {kind!r} tool cannot be translated for a chat-completions model (only "
-            f"function, custom, local_shell and namespace tools can): leave it out{codex}, or "
-            "choose a model whose provider serves Responses", param=f"{param}.type",
-        )  # fmt: skip
+        return None
     function: dict[str, Any] = {"name": chat_name(namespace, _string(tool, "name", param))}
     if isinstance(tool.get("description"), str) and tool["description"]:
         function["description"] = tool["description"]
