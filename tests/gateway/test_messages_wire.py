@@ -132,7 +132,8 @@ def test_system_turns_inside_messages_stay_system_turns_in_place():
         {"role": "system", "content": notes}, {"role": "user", "content": "hi"},
         {"role": "assistant", "content": "ok"}, {"role": "system", "content": "later"},
         {"role": "user", "content": "go"}]))  # fmt: skip
-    assert [m["role"] for m in chat["messages"]] == ["system", "user", "assistant", "system", "user"]
+    roles = [m["role"] for m in chat["messages"]]
+    assert roles == ["system", "user", "assistant", "system", "user"]
     assert chat["messages"][0]["content"] == "cwd: /w\n\ntools: Bash"
     assert chat["messages"][3]["content"] == "later"
 
