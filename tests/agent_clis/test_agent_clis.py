@@ -98,9 +98,7 @@ def test_codex_runs_a_shell_turn_through_nerve(responses, serve, upstream, tmp_p
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip() == ANSWER
     first, second = upstream.requests
-    assert {first.path, second.path} == {
-        "/v1/responses" if responses else "/v1/chat/completions"
-    }
+    assert {first.path, second.path} == {"/v1/responses" if responses else "/v1/chat/completions"}
     assert first.body["model"] == "up-model"
     assert "nerve-tool-ok" in tool_output(second.body)
 

@@ -73,8 +73,10 @@ def test_max_tokens_may_be_left_out():
         ({"messages": []}, "messages"),
         ({"messages": ["hi"]}, "messages[0]"),
         ({"messages": [{"role": "tool", "content": "x"}]}, "messages[0].role"),
-        ({"messages": [{"role": "system", "content": [{"type": "image"}]}]},
-         "messages[0].content[0]"),
+        (
+            {"messages": [{"role": "system", "content": [{"type": "image"}]}]},
+            "messages[0].content[0]",
+        ),
         ({"messages": [{"role": "user", "content": 5}]}, "messages[0].content"),
         ({"messages": [{"role": "user"}]}, "messages[0].content"),
         ({"messages": [{"role": "user", "content": [{"text": "x"}]}]}, "messages[0].content[0]"),

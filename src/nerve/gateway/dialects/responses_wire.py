@@ -312,10 +312,10 @@ def _tools(tool: Any, param: str) -> list[dict[str, Any]]:
         if not isinstance(inner, list):
             raise RequestError("a namespace tool needs a tools array", param=f"{param}.tools")
         namespace = _string(tool, "name", param)
-        found = (_tool(t, f"{param}.tools[{j}]", namespace) for j, t in enumerate(inner))
-        return [t for t in found if t is not None]
-    found = _tool(tool, param, None)
-    return [] if found is None else [found]
+        tools = [_tool(t, f"{param}.tools[{j}]", namespace) for j, t in enumerate(inner)]
+    else:
+        tools = [_tool(tool, param, None)]
+    return [t for t in tools if t is not None]
 
 
 def _tool(tool: Any, param: str, namespace: str | None) -> dict[str, Any] | None:
