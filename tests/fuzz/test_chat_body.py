@@ -6,10 +6,10 @@ provider): chat requests with every known field of the right type or of any JSON
 content parts of any shape, model names with control characters and Unicode, integers beyond 64
 bits, nesting up to past orjson's limit, and raw bytes (truncated JSON, garbage, a BOM, NaN).
 
-To fuzz another endpoint (/v1/messages, /v1/responses), add an `Endpoint` to ENDPOINTS: its
-path, a strategy of raw bodies (`as_bytes` turns one of dicts into wire bodies, broken ones
-included), how many examples it gets, and a `check` of each answer if its error shape is not
-OpenAI's (Anthropic's is {"type": "error", "error": {...}}).
+To fuzz another OpenAI-shaped endpoint, add an `Endpoint` to ENDPOINTS: its path, a strategy of
+raw bodies (`as_bytes` turns one of dicts into wire bodies, broken ones included), how many
+examples it gets, and a `check` of each answer. /v1/messages and /v1/responses have their own
+body strategies in test_agent_bodies.
 """
 
 from __future__ import annotations
