@@ -8,8 +8,10 @@ import httpx
 import pytest
 
 from nerve.config import parse_config
+from nerve.errors import NerveError
 from nerve.gateway.app import GatewayState
 from tests.conftest import make_config
+from tests.fakes.upstream import Reply
 
 CHAIN = [
     {
@@ -47,6 +49,21 @@ async def test_a_probe_success_closes_a_half_open_breaker(state, upstream, clock
     clock.advance(61)
     assert (await state.prober.probe_once())["primary/m1"]["ok"] is True
     assert state.breakers.state("primary/m1") == "closed"
+
+
+async def test_probes_that_succeed_do_not_keep_a_failing_chat_model_open(state, upstream):
+    """A provider whose /models answers while its chat fails is still cut off: probes between
+    the failing calls do not reset their count."""
+    upstream.script(*[Reply(status=500)] * 3)
+    chat = {"model": "primary/m1", "messages": [{"role": "user", "content": "hi"}]}
+    for _ in range(2):
+        with pytest.raises(NerveError):
+            await state.gateway.complete(chat)
+        assert (await state.prober.probe_once())["primary/m1"]["ok"] is True
+    with pytest.raises(NerveError):
+        await state.gateway.complete(chat)
+    assert state.breakers.state("primary/m1") == "open"
+    assert (await state.prober.probe_once())["primary/m1"]["skipped"] == "circuit open"
 
 
 async def test_a_failing_probe_counts_against_the_breaker(clock):

@@ -163,6 +163,22 @@ async def test_breaker_probes_successes_release_timeout_and_late_results(make, c
     assert await state(breakers) == "closed"
 
 
+async def test_a_probe_success_keeps_a_closed_breakers_call_failures(make, clock) -> None:
+    """A model list that answers says nothing of chat: it closes a half-open breaker, but the
+    consecutive call failures of a closed one stand, and the next one opens it."""
+    breakers = make("breakers", failures=3, half_open_after=10)
+    await breakers.record_failure(KEY)
+    await breakers.record_failure(KEY)
+    await breakers.record_success(KEY, probe=True)
+    assert (await breakers.view())[KEY]["consecutive_failures"] == 2
+    await breakers.record_failure(KEY)
+    assert await state(breakers) == "open"
+    clock.advance(10)
+    assert await breakers.allow(KEY)
+    await breakers.record_success(KEY, probe=True)
+    assert await state(breakers) == "closed" and await breakers.view() == {}
+
+
 async def test_breaker_view_lists_keys_with_a_story(make, clock) -> None:
     """GW-13/19: the view has the snapshot's shape; pristine keys are absent."""
     breakers = make("breakers", failures=2, half_open_after=60)

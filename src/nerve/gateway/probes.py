@@ -1,7 +1,8 @@
 """Active health probes (SPEC GW-14): every configured target, every `probes.interval_seconds`.
 
-A probe is the cheapest call a provider answers: its model list. A success counts for the
-target's breaker like any call (so a probe can close a half-open breaker); a failure counts
+A probe is the cheapest call a provider answers: its model list. A success may close the
+target's half-open breaker but does not clear a closed one's consecutive call failures (a
+provider whose `/models` answers while its chat fails must still be cut off); a failure counts
 against it. Targets whose provider has no key, or whose breaker is open, are not called.
 Results appear in /stats and /health.
 """
@@ -62,6 +63,6 @@ class Prober:
         except BaseException:
             await self.gateway.breakers.release(key)
             raise
-        await self.gateway.breakers.record_success(key)
+        await self.gateway.breakers.record_success(key, probe=True)
         return {"ok": True, "at": at,
                 "latency_ms": round((time.perf_counter() - started) * 1000, 2)}  # fmt: skip

@@ -132,14 +132,14 @@ class SharedBreakers(Breakers):
             self._pristine.discard(key)
         return cooling, admitted
 
-    async def record_success(self, key: str) -> None:
+    async def record_success(self, key: str, *, probe: bool = False) -> None:
         if key in self._pristine:
             # The gate saw no story for this key: a success has nothing to reset. This saves a
             # round trip per call; the price is that a failure another replica records between
             # our gate and our success is not cleared by it (the count errs towards opening).
             return
-        if await self.shared.run(lambda: self.redis.record_success(key)) is MISS:
-            await super().record_success(key)
+        if await self.shared.run(lambda: self.redis.record_success(key, probe=probe)) is MISS:
+            await super().record_success(key, probe=probe)
 
     async def record_failure(self, key: str) -> None:
         self._pristine.discard(key)

@@ -7,7 +7,8 @@
 Half-open admits one probe at a time: `allow()` hands out the single probe slot, and
 `record_success`, `record_failure` or `release` gives it back. A probe that never reports (its task
 died) is presumed lost after `probe_timeout` and the slot is handed out again, so a breaker can't
-stick half-open forever.
+stick half-open forever. A health probe's success (`probe=True`) counts only while half-open: a
+closed breaker's consecutive failures are the calls' own.
 
 Every state-changing method is `async` so a Redis-backed twin can share state between replicas;
 this in-process version never awaits, so each call is atomic on the event loop. Keys back in the
@@ -107,12 +108,15 @@ class Breakers:
             return cooling, False
         return 0.0, await self.allow(key)
 
-    async def record_success(self, key: str) -> None:
+    async def record_success(self, key: str, *, probe: bool = False) -> None:
+        """A call answered. A model-list `probe` may close a half-open breaker but never clears
+        a closed one's failures: `/models` answering says nothing of whether chat does."""
         b = self._keys.get(key)
         if b is None:
             return
         if b.state == "closed":
-            del self._keys[key]  # consecutive count reset: back to pristine
+            if not probe:
+                del self._keys[key]  # consecutive count reset: back to pristine
         elif b.state == "half_open":
             b.successes += 1
             b.probe_since = None

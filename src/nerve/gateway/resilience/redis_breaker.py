@@ -50,8 +50,8 @@ if b[1] == 'half_open' then
     redis.call('HDEL', KEYS[1], 'probe_since')
     return 0
   end
-elseif b[1] ~= 'closed' then
-  return 0  -- absent: pristine already; open: a late answer, only a probe may close
+elseif b[1] ~= 'closed' or ARGV[3] == '1' then
+  return 0  -- absent: pristine; open: a late answer; closed, a probe: not the calls' failures
 end
 redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[2])
@@ -158,8 +158,9 @@ class RedisBreakers:
         keys, args = self.gate_call(key, cooldowns)
         return self.verdict(await self._gate(keys=keys, args=args))
 
-    async def record_success(self, key: str) -> None:
-        await self._success(keys=[self._key(key), self._index], args=[self.successes_to_close, key])
+    async def record_success(self, key: str, *, probe: bool = False) -> None:
+        args = [self.successes_to_close, key, "1" if probe else "0"]
+        await self._success(keys=[self._key(key), self._index], args=args)
 
     async def record_failure(self, key: str) -> None:
         args: list[str | int] = [repr(self._clock()), self.failures, key, self._ttl]
