@@ -159,7 +159,7 @@ class RedisBreakers:
         return self.verdict(await self._gate(keys=keys, args=args))
 
     async def record_success(self, key: str, *, probe: bool = False) -> None:
-        args = [self.successes_to_close, key, "1" if probe else "0"]
+        args: list[str | int] = [self.successes_to_close, key, "1" if probe else "0"]
         await self._success(keys=[self._key(key), self._index], args=args)
 
     async def record_failure(self, key: str) -> None:
