@@ -12,6 +12,8 @@ def main(roots: list[str]) -> int:
     too_long = []
     for root in roots:
         for path in sorted(Path(root).rglob("*.py")):
+            if "node_modules" in path.parts:
+                continue
             lines = sum(1 for _ in path.open(encoding="utf-8"))
             if lines > LIMIT:
                 too_long.append(f"{path}: {lines} lines (limit {LIMIT})")

@@ -176,6 +176,14 @@ class UpstreamStatus(UpstreamError):
             self.status = status
             self.type = "invalid_request_error"
 
+    def the_clients(self) -> UpstreamStatus:
+        """Mark this answer as the client's own fault (a 404 for a model the client named): its
+        status goes back as it is, and it counts against no breaker."""
+        self.retryable = False
+        self.status = self.upstream_status
+        self.type = "not_found_error" if self.upstream_status == 404 else "invalid_request_error"
+        return self
+
 
 class UpstreamTimeout(UpstreamError):
     status = 504  # Gateway Timeout: nerve, a gateway, got no timely answer

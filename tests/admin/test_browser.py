@@ -45,8 +45,8 @@ WAIT_MS = 15_000
 require_chromium()
 
 
-def chat(server: RunningServer) -> httpx.Response:
-    body = {"model": "auto", "messages": [{"role": "user", "content": "hello there"}]}
+def chat(server: RunningServer, model: str = "auto") -> httpx.Response:
+    body = {"model": model, "messages": [{"role": "user", "content": "hello there"}]}
     return httpx.post(f"{server.url}/v1/chat/completions", json=body, timeout=10)
 
 
@@ -145,5 +145,13 @@ def test_log_in_watch_traffic_and_edit_a_route_in_the_browser(
             expect(page.locator("#routes tr[data-route=default]")).to_contain_text(
                 "primary/m2", timeout=WAIT_MS
             )
+
+            # A request naming provider/model has its row, so the table adds up to the totals.
+            upstream.script(Reply(usage=USAGE))
+            assert chat(server, model="primary/m1").status_code == 200
+            explicit = page.locator("#routes tr[data-route=explicit]")
+            expect(explicit).to_contain_text("named by the client", timeout=WAIT_MS)
+            expect(explicit.locator("td.num").first).to_have_text("1")
+            expect(page.locator("#calls")).to_have_text("5")
     finally:
         server.stop()

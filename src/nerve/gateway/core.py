@@ -42,11 +42,12 @@ from nerve.gateway.resilience import Breakers, Cooldowns
 from nerve.gateway.router import Decision, Router
 from nerve.gateway.stats import Stats, Usage
 
-__all__ = ["Gate", "Gateway", "Plan", "Served", "header_value"]
+__all__ = ["EXPLICIT", "Gate", "Gateway", "Plan", "Served", "header_value"]
 
 log = logging.getLogger("nerve.gateway")
 T = TypeVar("T")
 Call = Callable[[Provider, str], Awaitable[T]]  # ask one candidate: its provider, its model
+EXPLICIT = "explicit"  # the plan's route when the client named provider/model itself
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,11 @@ class Plan:
     decision: Decision | None  # None when the client named a route or a model
     key: str | None = None  # the API key's name, for the stats (None without keys)
     user: str | None = None  # the request's `user` field, for the stats
+
+    @property
+    def named(self) -> bool:
+        """The client named the provider/model itself (not a route's configured target)."""
+        return self.route == EXPLICIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +194,7 @@ class Gateway:
                         f"the routes it may use ({', '.join(principal.routes)})",
                         code="model_not_allowed",
                     )
-            return Plan("explicit", (target,), None)
+            return Plan(EXPLICIT, (target,), None)
         aliases = ", ".join(self.config.model_aliases) or "none; add model_aliases to the config"
         raise NotFound(
             f"unknown model {model!r}: use 'auto', a route ({', '.join(self.routes)}), "
@@ -281,6 +287,8 @@ class Gateway:
             try:
                 result = await call(provider, target.model)
             except UpstreamError as e:
+                if isinstance(e, UpstreamStatus) and e.upstream_status == 404 and plan.named:
+                    e.the_clients()  # a mistyped provider/model: the client's, not the provider's
                 if not e.retryable:
                     await self.breakers.release(key)
                     raise

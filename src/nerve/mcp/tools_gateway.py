@@ -77,7 +77,7 @@ class ReasonOut(BaseModel):
 def _why(plan: Plan, named: str) -> tuple[str, float | None, str]:
     decision = plan.decision
     if decision is None:
-        what = "a route" if plan.route != "explicit" else "a provider/model"
+        what = "a route" if not plan.named else "a provider/model"
         return "named", None, f"the request named {what}: {named}"
     return decision.layer, decision.score, f"{decision.layer}: {decision.detail}"
 

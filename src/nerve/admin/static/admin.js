@@ -135,7 +135,12 @@ async function loadDashboard() {
   health.textContent = data.health.status;
   health.className = `badge status-${data.health.status}`;
 
-  fill($("#routes tbody"), data.routes.map((route) => {
+  // Requests that named a provider/model (route "explicit") or fell in "(other)" get rows too,
+  // so the table adds up to the totals above.
+  const configured = new Set(data.routes.map((route) => route.name));
+  const unlisted = Object.keys(stats.by_route || {}).filter((name) => !configured.has(name)).sort()
+    .map((name) => ({ name, targets: [name === "explicit" ? "provider/model named by the client" : "–"] }));
+  fill($("#routes tbody"), [...data.routes, ...unlisted].map((route) => {
     const s = stats.by_route?.[route.name] || {};
     return el("tr", { "data-route": route.name },
       el("td", {}, route.name), el("td", {}, route.targets.join(" → ")),
