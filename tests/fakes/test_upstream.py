@@ -293,7 +293,7 @@ async def test_anthropic_message_translates_text_usage_and_tool_use(upstream: Fa
         (ANTHROPIC_HEADERS, {"max_tokens": None}, 400, "invalid_request_error"),
         (
             ANTHROPIC_HEADERS,
-            {"messages": [{"role": "system", "content": "x"}]},
+            {"messages": [{"role": "tool", "content": "x"}]},
             400,
             "invalid_request_error",
         ),
