@@ -18,6 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from nerve.config_expand import expand_presets, interpolate
 from nerve.config_sections import (
     AdminConfig,
     AgentsConfig,
@@ -32,7 +33,6 @@ from nerve.config_sections import (
     VoiceConfig,
 )
 from nerve.errors import ConfigError
-from nerve.gateway.presets import PRESETS
 from nerve.secrets import decrypt_tree
 
 __all__ = [
@@ -297,45 +297,6 @@ class _Located(ValueError):
         self.path = path
 
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def interpolate(value: Any, environ: Mapping[str, str]) -> Any:
-    """Replace ${VAR} and ${VAR:-default} in every string of a parsed YAML tree."""
-    if isinstance(value, str):
-        return _VAR.sub(lambda m: environ.get(m.group(1)) or (m.group(2) or ""), value)
-    if isinstance(value, list):
-        return [interpolate(v, environ) for v in value]
-    if isinstance(value, dict):
-        return {k: interpolate(v, environ) for k, v in value.items()}
-    return value
-
-
-def _expand_presets(data: dict[str, Any]) -> dict[str, Any]:
-    """Fill provider rows that name a preset with its protocol, URL and ${KEY_ENV} key."""
-    providers = data.get("providers")
-    if not isinstance(providers, list):
-        return data
-    rows: list[Any] = []
-    for i, row in enumerate(providers):
-        if isinstance(row, dict) and row.get("preset"):
-            preset = PRESETS.get(row["preset"])
-            if preset is None:
-                known = ", ".join(PRESETS)
-                raise ConfigError(
-                    f"unknown preset {row['preset']!r}; known: {known}",
-                    path=f"providers[{i}].preset",
-                )
-            defaults: dict[str, Any] = {"protocol": preset.protocol, "base_url": preset.base_url}
-            if preset.responses:
-                defaults["responses"] = True
-            if preset.key_env:
-                defaults["api_key"] = f"${{{preset.key_env}}}"
-            row = {**defaults, **row}
-        rows.append(row)
-    return {**data, "providers": rows}
-
-
 def _path(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
@@ -355,7 +316,7 @@ def parse_config(data: Any, environ: Mapping[str, str] | None = None) -> Config:
     if not data.get("providers") and not data.get("routes"):
         data = {**data, "providers": DEFAULT_PROVIDERS, "routes": DEFAULT_ROUTES}
     env = os.environ if environ is None else environ
-    data = decrypt_tree(interpolate(_expand_presets(data), env), env)
+    data = decrypt_tree(interpolate(expand_presets(data), env), env)
     try:
         return Config.model_validate(data)
     except ValidationError as e:

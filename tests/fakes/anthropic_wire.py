@@ -14,6 +14,8 @@ from tests.fakes import openai_wire
 from tests.fakes.openai_wire import Event
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from tests.fakes.upstream import Reply
 
 _ERRORS = {
@@ -28,8 +30,11 @@ _ERRORS = {
 }
 
 
-def validate(headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any]] | None:
-    """The error the real API gives for this request, or None when it is acceptable."""
+def validate(headers: Mapping[str, str], body: Any) -> tuple[int, dict[str, Any]] | None:
+    """The error the real API gives for this request, or None when it is acceptable.
+
+    `headers` is looked up case-insensitively when it is the request's own (aiohttp's CIMultiDict).
+    """
     if "x-api-key" not in headers:
         return 401, error_body(401, "x-api-key header is required")
     if "anthropic-version" not in headers:

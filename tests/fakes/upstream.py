@@ -224,8 +224,7 @@ class FakeUpstream:
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
         body = await self._record(request, "openai")
-        invalid = openai_wire.validate(body)
-        if invalid is not None:
+        if (invalid := openai_wire.validate(body)) is not None:
             return web.json_response(invalid[1], status=invalid[0])
         model, rid = body["model"], f"chatcmpl-fake{next(self._ids)}"
         reply = self._next_reply(model)
@@ -244,9 +243,7 @@ class FakeUpstream:
 
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
         body = await self._record(request, "anthropic")
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        invalid = anthropic_wire.validate(headers, body)
-        if invalid is not None:
+        if (invalid := anthropic_wire.validate(request.headers, body)) is not None:
             return web.json_response(invalid[1], status=invalid[0])
         model, rid = body["model"], f"msg_fake{next(self._ids)}"
         reply = self._next_reply(model)
@@ -262,9 +259,8 @@ class FakeUpstream:
 
     async def _count_tokens(self, request: web.Request) -> web.StreamResponse:
         body = await self._record(request, "anthropic")
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        invalid = anthropic_wire.validate(headers, {"max_tokens": 1, **(body or {})})
-        if invalid is not None:
+        counted = {"max_tokens": 1, **(body or {})}
+        if (invalid := anthropic_wire.validate(request.headers, counted)) is not None:
             return web.json_response(invalid[1], status=invalid[0])
         reply = self._next_reply(body["model"])
         return await self._answer(
@@ -276,8 +272,7 @@ class FakeUpstream:
 
     async def _responses(self, request: web.Request) -> web.StreamResponse:
         body = await self._record(request, "openai")
-        invalid = responses_wire.validate(body, "input")
-        if invalid is not None:
+        if (invalid := responses_wire.validate(body, "input")) is not None:
             return web.json_response(invalid[1], status=invalid[0])
         model, rid = body["model"], f"fake{next(self._ids)}"
         reply = self._next_reply(model)
@@ -290,8 +285,7 @@ class FakeUpstream:
 
     async def _embeddings(self, request: web.Request) -> web.StreamResponse:
         body = await self._record(request, "openai")
-        invalid = responses_wire.validate(body, "input")
-        if invalid is not None:
+        if (invalid := responses_wire.validate(body, "input")) is not None:
             return web.json_response(invalid[1], status=invalid[0])
         reply = self._next_reply(body["model"])
         return await self._answer(
@@ -303,8 +297,7 @@ class FakeUpstream:
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         body = await self._record(request, "openai")
-        invalid = responses_wire.validate(body, "prompt")
-        if invalid is not None:
+        if (invalid := responses_wire.validate(body, "prompt")) is not None:
             return web.json_response(invalid[1], status=invalid[0])
         model, rid = body["model"], f"cmpl-fake{next(self._ids)}"
         reply = self._next_reply(model)

@@ -16,23 +16,8 @@ from nerve.gateway.dialects.responses_wire import (
     response_usage,
     responses_to_chat,
 )
+from tests.gateway.codex_tools import APPLY_PATCH, JSON, PATCH, SHELL
 
-JSON = dict[str, Any]
-SHELL: JSON = {
-    "type": "function",
-    "name": "shell",
-    "description": "Run a command.",
-    "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
-    "strict": False,
-}
-GRAMMAR = 'start: "*** Begin Patch" /(.|\\n)*/ "*** End Patch"'
-APPLY_PATCH: JSON = {
-    "type": "custom",
-    "name": "apply_patch",
-    "description": "Edit files.",
-    "format": {"type": "grammar", "syntax": "lark", "definition": GRAMMAR},
-}
-PATCH = '*** Begin Patch\n*** Add File: hi.txt\n+héllo "x"\n*** End Patch'
 USAGE: JSON = {
     "prompt_tokens": 9,
     "completion_tokens": 3,

@@ -30,22 +30,9 @@ from pydantic import TypeAdapter
 
 from nerve.errors import UpstreamError
 from nerve.gateway.dialects.responses_wire import ResponsesStream
+from tests.gateway.codex_tools import APPLY_PATCH, JSON, PATCH, SHELL
 
-JSON = dict[str, Any]
 EVENTS: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
-SHELL: JSON = {
-    "type": "function",
-    "name": "shell",
-    "parameters": {"type": "object"},
-    "strict": False,
-}
-APPLY_PATCH: JSON = {
-    "type": "custom",
-    "name": "apply_patch",
-    "description": "Edit files.",
-    "format": {"type": "grammar", "syntax": "lark", "definition": "start: /.+/"},
-}
-PATCH = '*** Begin Patch\n*** Add File: hi.txt\n+héllo "x"\n*** End Patch'
 USAGE: JSON = {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}
 
 

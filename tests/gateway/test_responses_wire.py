@@ -13,23 +13,7 @@ import pytest
 
 from nerve.errors import RequestError
 from nerve.gateway.dialects.responses_wire import parse_responses_request, responses_to_chat
-
-JSON = dict[str, Any]
-SHELL: JSON = {
-    "type": "function",
-    "name": "shell",
-    "description": "Run a command.",
-    "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
-    "strict": False,
-}
-GRAMMAR = 'start: "*** Begin Patch" /(.|\\n)*/ "*** End Patch"'
-APPLY_PATCH: JSON = {
-    "type": "custom",
-    "name": "apply_patch",
-    "description": "Edit files.",
-    "format": {"type": "grammar", "syntax": "lark", "definition": GRAMMAR},
-}
-PATCH = '*** Begin Patch\n*** Add File: hi.txt\n+héllo "x"\n*** End Patch'
+from tests.gateway.codex_tools import APPLY_PATCH, GRAMMAR, JSON, PATCH, SHELL
 
 
 def chat(*items: Any, **fields: Any) -> JSON:
