@@ -4,7 +4,10 @@ Builds a Router over ten realistic routes (five rules and five examples each, de
 times `decide` on deterministic ~2 KB prompts, several thousand per layer outcome, each prompt
 decided once (cold: no decision is cached). Prints median and p99 in µs per layer (median of
 several runs), then the semantic layer's quality against its threshold on labelled paraphrases
-that share no rule word, and on unrelated requests that should fall through to default.
+that share no rule word, and on unrelated requests that should fall through to default; then
+(`when_table`, SPEC GW-5/TP-3) the cost of `decide` with the `when` layers off, with six
+language routes, and with those plus code/reasoning/multilingual and a private (PII) route, on
+the same prompts plus romanized Indic asks. bench/routing_when.py measures their quality.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from nerve.config import RouteConfig, Target
+from nerve.config import RouteConfig, Target, When
 from nerve.gateway.router import Router
 
 Messages = list[dict[str, Any]]
@@ -308,6 +311,61 @@ def quality_table(routes: list[RouteConfig]) -> None:
             print(f"{threshold:>9.2f} {name:>7} {right:>6.0%} {wrong:>6} {falls:>19}")
 
 
+INDIC_ASKS = [  # everyday romanized requests, one per language and then some
+    "mujhe kal ki meeting ka summary bhejo", "is report ko chhota karke bhejo",
+    "naan inniki office ku late ah varuven", "indha file ah csv ah convert pannu",
+    "nenu repu office ki vastanu", "ee file ni summary cheyyi",
+    "naanu naale office ge baruttene", "ee report na chikkadagi maadi",
+    "njan naale officil varum", "ee file onnu churukki tharumo",
+    "ami kal office e jabo", "ei report ta chhoto kore dao",
+]  # fmt: skip
+
+
+def when_table(routes: list[RouteConfig], n: int, runs: int) -> None:
+    """p50/p99 of decide over all prompts together, with the `when` layers off and on."""
+    made = conversations(random.Random(2026), n)
+    rng = random.Random(11)
+    made["indic"] = [[user(prompt(rng, rng.choice(INDIC_ASKS)))] for _ in range(n)]
+    long = [chat for name, group in made.items() if name != "oversize" for chat in group]
+    asks = [*(q for qs in PARAPHRASES.values() for q in qs), *UNRELATED, *RULE_ASKS, *INDIC_ASKS]
+    short = [[user(q)] for q in asks * (len(long) // len(asks))]
+    model, *rest, default = routes
+    langs = [RouteConfig(name=f"lang-{code}", when=When(languages=[code]), model=model.model)
+             for code in ("hi", "ta", "te", "kn", "ml", "bn")]  # fmt: skip
+    tasks = [RouteConfig(name=f"task-{t}", when=When.model_validate({"task": t}), model=model.model)
+             for t in ("code", "reasoning", "multilingual")]  # fmt: skip
+    private = RouteConfig(name="private", when=When(task="private"), model=model.model)
+    setups = {
+        "off": routes,
+        "languages": [model, *rest, *langs, default],
+        "all when": [private, model, *rest, *langs, *tasks, default],
+    }
+    print("\ndecide() with `when` off, with 6 language routes, and with those plus code,")
+    print(f"reasoning, multilingual and private (PII) routes; {len(long)} ~2 KB prompts ({n} with")
+    print(f"a romanized Indic ask) and {len(short)} short asks; median of {runs} runs, µs")
+    print(f"{'setup':<10} {'prompts':>7} {'p50':>7} {'p99':>7}  layers that decided")
+    clock = time.perf_counter_ns
+    for name, setup in setups.items():
+        router = Router(setup)
+        for size, chats in (("2 KB", long), ("short", short)):
+            p50s, p99s = [], []
+            layers: dict[str, int] = {}
+            for _ in range(runs):
+                gc.collect()
+                samples = []
+                for chat in chats:
+                    start = clock()
+                    decision = router.decide(chat)
+                    samples.append(clock() - start)
+                    layers[decision.layer] = layers.get(decision.layer, 0) + 1
+                p50s.append(_quantile(samples, 0.5))
+                p99s.append(_quantile(samples, 0.99))
+            total = sum(layers.values())
+            shares = " ".join(f"{k} {v / total:.0%}" for k, v in sorted(layers.items()))
+            p50, p99 = statistics.median(p50s), statistics.median(p99s)
+            print(f"{name:<10} {size:>7} {p50:>7.1f} {p99:>7.1f}  {shares}")
+
+
 def main(argv: Sequence[str] = sys.argv[1:]) -> None:
     parser = argparse.ArgumentParser(
         description="Routing decision cost (µs per layer) and semantic quality per threshold."
@@ -318,6 +376,7 @@ def main(argv: Sequence[str] = sys.argv[1:]) -> None:
     routes = [RouteConfig(name=a, rules=r, examples=e, model=model) for a, r, e in SPECS]
     cost_table(Router(routes), n, runs=3)
     quality_table(routes)
+    when_table(routes, n // 3, runs=3)
 
 
 if __name__ == "__main__":

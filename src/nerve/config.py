@@ -19,15 +19,26 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from nerve.config_expand import expand_presets, interpolate
+from nerve.config_routes import (
+    Located,
+    ProviderModel,
+    RouteConfig,
+    TagTarget,
+    Target,
+    When,
+    expand_routes,
+)
 from nerve.config_sections import (
     AdminConfig,
     AgentsConfig,
     AssistantConfig,
     BudgetConfig,
+    GuardConfig,
     IntentConfig,
     KeyConfig,
     LearningConfig,
     MemoryConfig,
+    PathMemoryConfig,
     PipelineConfig,
     SafetyConfig,
     VoiceConfig,
@@ -39,12 +50,17 @@ __all__ = [
     "AdminConfig",
     "BudgetConfig",
     "Config",
+    "GuardConfig",
     "KeyConfig",
     "LearningConfig",
     "MemoryConfig",
+    "PathMemoryConfig",
     "ProviderConfig",
+    "ProviderModel",
     "RouteConfig",
+    "TagTarget",
     "Target",
+    "When",
     "find_config_file",
     "is_loopback",
     "load_config",
@@ -118,6 +134,19 @@ class ProviderConfig(_Strict):
     # Whether an openai-protocol upstream serves the Responses API (`POST {base_url}/responses`):
     # then /v1/responses passes through; otherwise it is translated to chat completions.
     responses: bool = False
+    # Runs on the operator's own machines: the only kind a private route may use (SPEC TP-3).
+    local: bool = False
+    # The models it serves, for tag targets (`model: {tags: [large]}`); optional otherwise.
+    models: list[ProviderModel] = []
+
+    @field_validator("models")
+    @classmethod
+    def _distinct_models(cls, models: list[ProviderModel]) -> list[ProviderModel]:
+        names = [m.name for m in models]
+        for i, name in enumerate(names):
+            if names.index(name) != i:
+                raise ValueError(f"model {name!r} is listed twice")
+        return models
 
     @field_validator("base_url")
     @classmethod
@@ -130,36 +159,6 @@ class ProviderConfig(_Strict):
     def missing_key(self) -> bool:
         """A key was asked for (e.g. ${OPENAI_API_KEY}) but is empty. No key at all is keyless."""
         return self.api_key is not None and not self.api_key.strip()
-
-
-class Target(_Strict):
-    provider: str
-    model: str
-
-    def __str__(self) -> str:
-        return f"{self.provider}/{self.model}"
-
-
-class RouteConfig(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    rules: list[str] = []
-    examples: list[str] = []
-    model: Target
-    fallbacks: list[Target] = []
-
-    @field_validator("rules")
-    @classmethod
-    def _compile(cls, rules: list[str]) -> list[str]:
-        for i, rule in enumerate(rules):
-            try:
-                re.compile(rule)
-            except re.error as e:
-                raise ValueError(f"rules[{i}] is not a valid regex ({e}): {rule!r}") from e
-        return rules
-
-    @property
-    def targets(self) -> list[Target]:
-        return [self.model, *self.fallbacks]
 
 
 class RateConfig(_Strict):
@@ -242,22 +241,16 @@ class Config(_Strict):
         names = [p.name for p in self.providers]
         for i, name in enumerate(names):
             if names.index(name) != i:
-                raise _Located(f"providers[{i}].name", f"duplicate provider {name!r}")
+                raise Located(f"providers[{i}].name", f"duplicate provider {name!r}")
         route_names = [r.name for r in self.routes]
         for i, route in enumerate(self.routes):
             if route_names.index(route.name) != i:
-                raise _Located(f"routes[{i}].name", f"duplicate route {route.name!r}")
-            for j, target in enumerate(route.targets):
-                where = f"routes[{i}].model" if j == 0 else f"routes[{i}].fallbacks[{j - 1}]"
-                if target.provider not in names:
-                    raise _Located(
-                        f"{where}.provider",
-                        f"unknown provider {target.provider!r}; known: {', '.join(names)}",
-                    )
+                raise Located(f"routes[{i}].name", f"duplicate route {route.name!r}")
+        expand_routes(self.providers, self.routes)  # tags -> models; private -> local only
         if self.routes and "default" not in route_names:
-            raise _Located("routes", "a route named 'default' is required to catch the rest")
+            raise Located("routes", "a route named 'default' is required to catch the rest")
         if self.memory.wal.enabled and not self.storage.url.startswith("sqlite:"):
-            raise _Located(
+            raise Located(
                 "memory.wal.enabled",
                 "the file WAL is for SQLite only: with PostgreSQL a write is acknowledged once "
                 "committed there, and must not wait on one replica's local disk",
@@ -265,7 +258,7 @@ class Config(_Strict):
         for glob, alias in self.model_aliases.items():
             provider, _, model = alias.partition("/")
             if alias not in route_names and not (model and provider in names):
-                raise _Located(
+                raise Located(
                     f"model_aliases.{glob}",
                     f"{alias!r} is neither a route ({', '.join(route_names)}) "
                     "nor provider/model with a configured provider",
@@ -278,7 +271,7 @@ class Config(_Strict):
             provider, _, model = (ref or "").partition("/")
             known = ref in (None, "auto") or ref in route_names
             if not known and not (model and provider in names):
-                raise _Located(
+                raise Located(
                     path,
                     f"{ref!r} is neither 'auto', a route ({', '.join(route_names)}) "
                     "nor provider/model with a configured provider",
@@ -287,14 +280,6 @@ class Config(_Strict):
 
     def provider(self, name: str) -> ProviderConfig:
         return next(p for p in self.providers if p.name == name)
-
-
-class _Located(ValueError):
-    """A cross-field error that knows the key path it belongs to."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(message)
-        self.path = path
 
 
 def _path(loc: tuple[int | str, ...]) -> str:
@@ -322,7 +307,7 @@ def parse_config(data: Any, environ: Mapping[str, str] | None = None) -> Config:
     except ValidationError as e:
         err = e.errors()[0]
         ctx_error = (err.get("ctx") or {}).get("error")
-        if isinstance(ctx_error, _Located):
+        if isinstance(ctx_error, Located):
             raise ConfigError(str(ctx_error), path=ctx_error.path) from None
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":

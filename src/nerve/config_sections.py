@@ -6,9 +6,9 @@ is the one object the rest of nerve receives.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "AdminConfig",
@@ -17,6 +17,7 @@ __all__ = [
     "BudgetConfig",
     "DiscordConfig",
     "FilesConfig",
+    "GuardConfig",
     "IntentConfig",
     "JobsConfig",
     "KeyConfig",
@@ -25,8 +26,10 @@ __all__ = [
     "MailConfig",
     "McpServerConfig",
     "MemoryConfig",
+    "PathMemoryConfig",
     "PipelineConfig",
     "SafetyConfig",
+    "ToolRule",
     "VoiceConfig",
     "WalConfig",
     "WebApiConfig",
@@ -46,6 +49,42 @@ class BudgetConfig(_Strict):
     period: Literal["day", "week", "month", "total"] = "month"
 
 
+class ToolRule(_Strict):
+    """What one tool's arguments are, for the tool-call guard (`guard.tools` values).
+
+    `kind` is what the safety engine judges: a `shell` command, a `sql` statement, a `path`
+    written or deleted, or the tool's name as an `action`; `off` lets the tool through unjudged.
+    `argument` names the argument that holds it (None: the usual names for the kind).
+    """
+
+    kind: Literal["shell", "sql", "path", "action", "off"]
+    argument: str | None = None
+
+
+class GuardConfig(_Strict):
+    """The tool-call guard (SPEC TP-1): what to do with a tool call a model returns that the
+    safety engine would block. `tools` maps tool-name globs to a ToolRule (or just its kind);
+    they are tried before the built-in table of the tools agents send (Bash, shell, ...)."""
+
+    tool_calls: Literal["block", "flag", "off"] = "flag"
+    tools: dict[str, ToolRule] = {}
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _kind_shorthand(cls, v: Any) -> Any:
+        if not isinstance(v, dict):
+            return v
+        return {k: {"kind": r} if isinstance(r, str) else r for k, r in v.items()}
+
+
+class PathMemoryConfig(_Strict):
+    """Memory for any client (SPEC TP-2): recall adds the context block for the last user
+    message as a system message before routing; store keeps the exchange as turns after it."""
+
+    recall: bool = False
+    store: bool = False
+
+
 class KeyConfig(_Strict):
     """One entry of `server.api_keys`: who holds the key and what it may do.
 
@@ -63,6 +102,9 @@ class KeyConfig(_Strict):
     tpm: int | None = Field(None, ge=1)
     max_parallel: int | None = Field(None, ge=1)
     budget: BudgetConfig | None = None
+    # What the traffic path does for this key's requests; None: the route's.
+    guard: GuardConfig | None = None
+    memory: PathMemoryConfig | None = None
 
 
 class SafetyConfig(_Strict):

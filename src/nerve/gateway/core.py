@@ -9,7 +9,12 @@ breaker is open; a retryable upstream failure moves on to the next one.
 Every recorded call becomes an `Outcome` handed to `Gateway.observers` (GW-12); the gateway's
 `Learner` is one of them and, when `learning.enabled`, reorders a route's candidates in `plan`.
 `fallback` (x-nerve-fallback) means served by other than the plan's first candidate: with
-learning on, a configured fallback the learner put first is not a fallback.
+learning on, a configured fallback the learner put first is not a fallback. Without learning,
+equal candidates of a tag target take turns being first (router/targets.py).
+
+A private plan (`plan(..., private=True)`: the client sent `x-nerve-private: true`) keeps only
+candidates on `local: true` providers; `auto` goes to the private route, and a named route or
+model with no local candidate is refused with a 403 rather than sent elsewhere (SPEC TP-3).
 """
 
 from __future__ import annotations
@@ -39,10 +44,11 @@ from nerve.gateway.outcome import Outcome
 from nerve.gateway.providers import Completion, Provider, Stream
 from nerve.gateway.request import validate_chat_request
 from nerve.gateway.resilience import Breakers, Cooldowns
-from nerve.gateway.router import Decision, Router
+from nerve.gateway.router import Decision, Rotation, Router
+from nerve.gateway.router.understand import PRIVATE_HEADER, wants_private
 from nerve.gateway.stats import Stats, Usage
 
-__all__ = ["EXPLICIT", "Gate", "Gateway", "Plan", "Served", "header_value"]
+__all__ = ["EXPLICIT", "Gate", "Gateway", "Plan", "Served", "header_value", "wants_private"]
 
 log = logging.getLogger("nerve.gateway")
 T = TypeVar("T")
@@ -87,12 +93,15 @@ class Served:
     user: str | None = None
 
     def headers(self) -> dict[str, str]:
-        return {
+        headers = {
             "x-nerve-route": header_value(self.route),
             "x-nerve-provider": header_value(self.target.provider),
             "x-nerve-model": header_value(self.target.model),
             "x-nerve-fallback": "true" if self.fallback else "false",
         }
+        if self.decided_by is not None:  # which layer of the cascade chose the route
+            headers["x-nerve-decided-by"] = self.decided_by
+        return headers
 
 
 def header_value(text: str) -> str:
@@ -122,7 +131,9 @@ class Gateway:
         self.stats = stats
         self.routes: dict[str, RouteConfig] = {r.name: r for r in config.routes}
         self.router = Router(config.routes, max_classify_chars=config.limits.max_classify_chars)
-        self._targets = {r.name: tuple(r.targets) for r in config.routes}
+        self._targets = {r.name: tuple(r.targets) for r in config.routes}  # tags expanded
+        self.rotation = Rotation(config.routes)
+        self._local = {p.name for p in config.providers if p.local}
         if learner is None:
             learner = Learner(config.learning, config.routes)
         else:  # handed over by a reload: keep what it learnt about candidates that remain
@@ -133,10 +144,18 @@ class Gateway:
             if provider.missing_key:
                 log.warning("provider %s has no API key: its models will be skipped", provider.name)
 
-    def plan(self, body: Mapping[str, Any], principal: Principal = LOCAL) -> Plan:
+    def plan(
+        self, body: Mapping[str, Any], principal: Principal = LOCAL, *, private: bool = False
+    ) -> Plan:
         """Resolve `model` of a validated body: "auto", a route name, or "provider/model",
-        within what the caller's key allows (403 naming what it does not)."""
-        plan = self._resolve(body, principal)
+        within what the caller's key allows (403 naming what it does not); `private`: local
+        providers only (403 when none of the plan's candidates is local)."""
+        plan = self._resolve(body, principal, private)
+        decided = plan.decision
+        if private:
+            plan = self._local_only(plan, f"{PRIVATE_HEADER}: true")
+        elif decided is not None and self.routes[decided.route].private:  # and the key said no
+            plan = self._local_only(plan, decided.detail.replace("private: ", "", 1))
         allowed = plan.targets
         if principal.models is not None:
             allowed = tuple(t for t in plan.targets if principal.allows_target(str(t)))
@@ -166,21 +185,38 @@ class Gateway:
                 return ref
         return model
 
-    def _resolve(self, body: Mapping[str, Any], principal: Principal) -> Plan:
+    def _local_only(self, plan: Plan, why: str) -> Plan:
+        local = tuple(t for t in plan.targets if t.provider in self._local)
+        if not local:
+            what = "the model" if plan.named else f"route {plan.route!r}"
+            raise Forbidden(  # refused, never sent elsewhere: private means local only
+                f"{why}, and {what} has no model on a provider with local: true "
+                f"({', '.join(map(str, plan.targets))}); a private request is served only by "
+                "local models (a route with when: {task: private}, or a local provider/model)",
+                code="private_needs_local",
+            )
+        return plan if len(local) == len(plan.targets) else replace(plan, targets=local)
+
+    def _candidates(self, route: str) -> tuple[Target, ...]:
+        """The route's candidates for this plan: the learnt order, else equals taking turns."""
+        ordered = self.learner.order(route, self._targets[route])
+        if self.config.learning.enabled:
+            return ordered
+        return self.rotation.turn(route) or ordered
+
+    def _resolve(self, body: Mapping[str, Any], principal: Principal, private: bool) -> Plan:
         model = self.resolve_alias(body["model"])
         if model == "auto":
-            decision = self.router.decide(body["messages"])
+            decision = self.router.decide(body["messages"], private=private)
             route = decision.route
             if not principal.allows_route(route):
                 # `auto` routes within the key's routes: the first it allows, in config order.
                 route = next((r for r in self.routes if principal.allows_route(r)), route)
                 principal.check_route(route)
-            targets = self.learner.order(route, self._targets[route])
-            return Plan(route, targets, decision)
-        named = self._targets.get(model)
-        if named is not None:
+            return Plan(route, self._candidates(route), decision)
+        if model in self._targets:
             principal.check_route(model)
-            return Plan(model, self.learner.order(model, named), None)
+            return Plan(model, self._candidates(model), None)
         provider, _, name = model.partition("/")
         if name and provider in self.providers:
             target = Target(provider=provider, model=name)

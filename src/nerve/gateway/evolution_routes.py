@@ -2,7 +2,10 @@
 
 GET returns `Learner.view()` (every replica's statistics with redis.url): per route, each
 candidate's calls, recent success rate, latency and cost EWMAs, score and share of recent first
-choices, plus the current preference, the configured order and the learning config.
+choices, plus the current preference, the configured order and the learning config; and under
+`routing` the cascade's layers in order, how many of the recent outcomes each layer decided
+(`decided_by`; "named" when the client named a route or model), and per route its `when` and
+its candidates grouped into the tiers whose members take turns (SPEC GW-5, TP-3).
 POST /evolution/reset forgets what was learnt (for every replica), for one route
 (`{"route": "code"}`) or all (no body), and returns what it cleared. GET needs the API key like
 /stats; the reset needs the admin session like /stats/reset. The routes take a getter so they
@@ -11,6 +14,7 @@ always reach the current gateway.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -21,6 +25,7 @@ from starlette.routing import Route
 
 from nerve.errors import AuthError, NerveError, RequestError
 from nerve.gateway.core import Gateway
+from nerve.gateway.router import LAYERS
 
 __all__ = ["evolution_routes"]
 
@@ -56,7 +61,8 @@ def evolution_routes(state_getter: Callable[[], _State]) -> list[Route]:
         return endpoint
 
     async def evolution(state: _State, request: Request) -> dict[str, Any]:
-        return await state.gateway.learner.view()
+        view = await state.gateway.learner.view()
+        return {**view, "routing": routing_view(state.gateway, view.get("recent", []))}
 
     async def reset(state: _State, request: Request) -> dict[str, Any]:
         raw = await request.body()
@@ -73,3 +79,16 @@ def evolution_routes(state_getter: Callable[[], _State]) -> list[Route]:
         Route("/evolution", guarded(evolution), methods=["GET"]),
         Route("/evolution/reset", guarded(reset, admin=True), methods=["POST"]),
     ]
+
+
+def routing_view(gateway: Gateway, recent: list[dict[str, Any]]) -> dict[str, Any]:
+    """How routes are chosen, and which layer chose the recent ones."""
+    decided = Counter(o.get("decided_by") or "named" for o in recent)
+    routes = {
+        r.name: {
+            "when": r.when.model_dump(exclude_none=True, exclude_defaults=True) if r.when else None,
+            "tiers": [[str(t) for t in tier] for tier in r.tiers],
+        }
+        for r in gateway.config.routes
+    }
+    return {"layers": list(LAYERS), "decided_by": dict(decided), "routes": routes}

@@ -1,10 +1,11 @@
 """MCP tools over the gateway (SPEC PR-3, PR-5): route_model and reason.
 
 `route_model` explains a routing decision without calling a model: the route, the layer of the
-cascade that chose it (rules, semantic, context, default) and why, and the candidates in the
-order the gateway would try them, each with whether it can be tried now. `reason` asks the
-route named "reasoning" (else the cascade, "auto") through `Gateway.complete`, so it gets the
-fallbacks, breakers and stats of any other call, and reports its reasoning tokens.
+cascade that chose it (rules, language, task, semantic, context, default) and why, and the
+candidates in the order the gateway would try them, each with whether it can be tried now;
+`private: true` explains a request sent with `x-nerve-private: true` (local models only).
+`reason` asks the route named "reasoning" (else the cascade, "auto") through `Gateway.complete`,
+so it gets the fallbacks, breakers and stats of any other call, and reports its reasoning tokens.
 """
 
 from __future__ import annotations
@@ -50,8 +51,12 @@ class RouteModelOut(BaseModel):
     route: str
     provider: str | None = Field(description="who would be asked first; null if none can be")
     model: str | None
-    layer: str = Field(description="rules, semantic, context, default, oversize, or named")
-    score: float | None = Field(description="1.0 for a rule, cosine for semantic")
+    layer: str = Field(
+        description="rules, language, task, semantic, context, default, oversize, or named"
+    )
+    score: float | None = Field(
+        description="1.0 for a rule or task, detector confidence for language, cosine for semantic"
+    )
     reason: str
     candidates: list[CandidateOut] = Field(description="in the order they would be tried")
 
@@ -109,6 +114,9 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
         text: Annotated[str | None, Field(description="a user message; or give messages")] = None,
         messages: list[Message] | None = None,
         model: Annotated[str, Field(description="auto, a route name or provider/model")] = "auto",
+        private: Annotated[
+            bool, Field(description="as with the header x-nerve-private: true: local models only")
+        ] = False,
     ) -> RouteModelOut:
         """Which route and model nerve's gateway would choose for a chat request, and why
         (the cascade's layer and evidence), with every candidate in order. No model is called."""
@@ -119,7 +127,7 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
         ]  # fmt: skip
         body = {"model": model, "messages": chat}
         validate_chat_request(body)
-        plan = app.gateway.gateway.plan(body)
+        plan = app.gateway.gateway.plan(body, private=private)
         candidates = await _candidates(app.gateway, plan)
         first = next((c for c in candidates if c.status == "ready"), None)
         layer, score, reason = _why(plan, model)

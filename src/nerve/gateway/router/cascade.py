@@ -1,13 +1,17 @@
-"""The routing decision: rules -> semantic -> context -> the route `default` (GW-3, GW-4, GW-16).
+"""The routing decision: private -> rules -> language -> task -> semantic -> context -> the route
+`default` (GW-3, GW-4, GW-5, GW-16, TP-3).
 
-Only user messages count, and only the last five. The latest decides when it is informative on its
-own: a rule hit, or a semantic match at or above the threshold. Otherwise, if it is a follow-up
-made only of words that carry no topic ("continue", "ok do it", "and now?"), the earlier messages
-decide, weighted 1/2, 1/4, 1/8, 1/16 going back (the latest's own weight, 1, has nothing to
-weigh). Each votes for its route with its score (1.0 for a rule hit, the cosine for a semantic
-match); the look back stops once no older message could change the outcome, or at a message
-about something no route covers: the conversation had moved on there. A latest message about
-something no route covers goes to `default`, whatever came before it.
+A private route (`when: {task: private}`) is asked first, over every message: privacy is a
+constraint, not a topic (understand.py). Otherwise only user messages count, and only the last
+five. The latest decides when it is informative on its own: a rule hit, a `when` match (its
+languages or its task, understand.py), or a semantic match at or above the threshold. Otherwise,
+if it is a follow-up made only of words that carry no topic ("continue", "ok do it", "and
+now?"), the earlier messages decide, weighted 1/2, 1/4, 1/8, 1/16 going back (the latest's own
+weight, 1, has nothing to weigh). Each votes for its route with its score (1.0 for a rule hit or
+a task cue, the detector's confidence for a language, the cosine for a semantic match); the
+look back stops once no older message could change the outcome, or at a message about something
+no route covers: the conversation had moved on there. A latest message about something no route
+covers goes to `default`, whatever came before it.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from typing import Any, Literal
 from nerve.config import RouteConfig
 from nerve.gateway.router.rules import RuleSet
 from nerve.gateway.router.semantic import SemanticIndex
+from nerve.gateway.router.understand import Evidence, Reading, WhenLayers
 
-__all__ = ["DEFAULT_ROUTE", "Decision", "Router", "user_texts"]
+__all__ = ["DEFAULT_ROUTE", "LAYERS", "Decision", "Router", "user_texts"]
 
 DEFAULT_ROUTE = "default"
-Layer = Literal["rules", "semantic", "context", "default", "oversize"]
+Layer = Literal["rules", "language", "task", "semantic", "context", "default", "oversize"]
+LAYERS: tuple[Layer, ...] = ("rules", "language", "task", "semantic", "context", "default",
+                             "oversize")  # fmt: skip
 
 _WEIGHTS = (1.0, 0.5, 0.25, 0.125, 0.0625)  # latest first: the last five user messages
 _SCAN_HEAD, _SCAN_TAIL = 4096, 1024  # of a longer message only its ends are classified
@@ -53,16 +60,8 @@ _FOLLOW_UP = frozenset(_FOLLOW_UP_WORDS.split())
 class Decision:
     route: str
     layer: Layer
-    score: float  # 1.0 for a rule hit, cosine for semantic, weighted evidence for context, else 0.0
+    score: float  # 1.0 for a rule or task, language confidence, cosine, context's weighted vote
     detail: str  # why, for logs and /evolution: the rule, the nearest example, ...
-
-
-@dataclass(frozen=True, slots=True)
-class _Evidence:
-    route: str
-    layer: Literal["rules", "semantic"]
-    score: float
-    detail: str
 
 
 class Router:
@@ -87,11 +86,17 @@ class Router:
         self.semantic = SemanticIndex([(r.name, r.examples) for r in routes])
         self.max_classify_chars = max_classify_chars
         self.threshold = threshold
-        self.nothing_to_match = not any(r.rules or r.examples for r in routes)
+        self.when = WhenLayers(routes)
+        self.nothing_to_match = not any(r.rules or r.examples or r.when for r in routes)
 
-    def decide(self, messages: Sequence[Mapping[str, Any]]) -> Decision:
+    def decide(self, messages: Sequence[Mapping[str, Any]], *, private: bool = False) -> Decision:
+        """The route for `messages`; `private`: the client sent `x-nerve-private: true`."""
+        if self.when.private:
+            hit = self.when.private_route(messages, private)
+            if hit is not None:
+                return Decision(hit.route, hit.layer, hit.score, hit.detail)
         if self.nothing_to_match:  # only a catch-all: skip reading the messages at all
-            return Decision(DEFAULT_ROUTE, "default", 0.0, "no route has rules or examples")
+            return Decision(DEFAULT_ROUTE, "default", 0.0, "no route has rules, examples or when")
         texts = user_texts(messages)
         if not texts:
             return Decision(DEFAULT_ROUTE, "default", 0.0, "no user message")
@@ -108,22 +113,26 @@ class Router:
             DEFAULT_ROUTE, "default", 0.0, "a follow-up, and no earlier message matches a route"
         )
 
-    def _classify(self, text: str) -> _Evidence | None:
+    def _classify(self, text: str) -> Evidence | None:
         if len(text) > _SCAN_HEAD + _SCAN_TAIL:
             text = f"{text[:_SCAN_HEAD]}\n{text[-_SCAN_TAIL:]}"
         rule = self.rules.match(text)
         if rule is not None:
-            return _Evidence(rule.route, "rules", 1.0, f"rule /{rule.pattern}/")
+            return Evidence(rule.route, "rules", 1.0, f"rule /{rule.pattern}/")
+        if self.when.active:
+            understood = self.when.match(Reading(text))
+            if understood is not None:
+                return understood
         match = self.semantic.nearest(text)
         if match is not None and match.score >= self.threshold:
             why = f"nearest example {match.example!r} (cosine {match.score:.2f})"
-            return _Evidence(match.route, "semantic", match.score, why)
+            return Evidence(match.route, "semantic", match.score, why)
         return None
 
     def _context(self, history: list[str]) -> Decision | None:
         """The weighted vote of the earlier messages (most recent first), back to a topic change."""
         votes: dict[str, float] = {}
-        strongest: dict[str, tuple[float, int, _Evidence]] = {}
+        strongest: dict[str, tuple[float, int, Evidence]] = {}
         examined = 0.0
         for back, (weight, text) in enumerate(zip(_WEIGHTS[1:], history, strict=False), start=1):
             examined += weight
