@@ -49,6 +49,7 @@ fmt: $(VENV)/.installed-dev
 # Benchmarks print tables; the evaluation data is read from ../shared/data (see bench/*.py --help).
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/routing.py
+	$(BIN)/python bench/routing_when.py
 	$(BIN)/python bench/learning.py
 	$(BIN)/python bench/safety.py
 	$(BIN)/python bench/language.py
@@ -63,6 +64,8 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/memory_transfer.py
 	$(BIN)/python bench/gateway.py $(ARGS)
 	$(BIN)/python bench/protocols.py
+	$(BIN)/python bench/guard.py
+	$(BIN)/python bench/path_memory.py
 	$(BIN)/python bench/replicas.py
 	$(BIN)/python bench/access.py
 	$(BIN)/python bench/mcp_latency.py

@@ -107,7 +107,9 @@ def test_the_example_config_in_the_docs_is_valid():
 
     example = Path(__file__).resolve().parent.parent / "examples" / "nerve.yaml"
     config = load_config(str(example), environ={"OPENAI_API_KEY": "sk-x"})
-    assert [r.name for r in config.routes] == ["code", "reasoning", "default"]
+    assert [r.name for r in config.routes] == ["private", "indic", "code", "reasoning", "default"]
+    assert config.routes[0].private and config.provider("local").local
+    assert config.routes[2].guard.tool_calls == "block"
     assert not config.provider("openai").missing_key
     assert config.provider("internal").missing_key
     assert not config.provider("local").missing_key  # keyless local server

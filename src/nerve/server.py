@@ -88,6 +88,9 @@ class NerveApp:
         self.pipeline = build_pipeline(
             config, self._ask, remember=self._remember, delegate=self.agents.delegate
         )
+        # The traffic path judges with the pipeline's engine and remembers in this memory.
+        self.gateway.safety = lambda: self.pipeline.safety
+        self.gateway.memory = lambda: self._memory
         self._reloading = asyncio.Lock()
         self.watcher: ConfigWatcher | None = None
         if config_path is not None and config.server.config_poll_seconds > 0:
@@ -122,6 +125,8 @@ class NerveApp:
                     self._memory = build_memory(config)
                     await self._memory.open()
                     stack.push_async_callback(self._memory.close)
+                    # Before memory closes: the stores the traffic path still has pending.
+                    stack.push_async_callback(self.gateway.path_memory.idle)
                 await self.agents.open()
                 stack.push_async_callback(self.agents.close)
                 await self.assistant.open()  # needs the gateway and memory
@@ -187,7 +192,8 @@ class NerveApp:
             self.entry = CORSMiddleware(
                 self.entry, allow_origins=config.server.cors_origins, allow_methods=["*"],
                 allow_headers=["*"], expose_headers=["x-nerve-route", "x-nerve-provider",
-                "x-nerve-model", "x-nerve-fallback"],
+                "x-nerve-model", "x-nerve-fallback", "x-nerve-decided-by", "x-nerve-guard",
+                "x-nerve-memory"],
             )  # fmt: skip
 
     async def reload(self, text: str | None = None) -> dict[str, Any]:
@@ -247,13 +253,13 @@ class NerveApp:
     def _apply(self, new: Config) -> dict[str, Any]:
         # No await from here on: requests see the old config or the new one, never a mix.
         old, self.config = self.config, new
+        self.pipeline = build_pipeline(  # first: the gateway's endpoints judge with its engine
+            new, self._ask, remember=self._remember, delegate=self.agents.delegate
+        )
         self.gateway.reload(new)
         self.hosts = HostGuard(new.server)
         self.keyring.reconfigure(new.server.api_keys)
         self.reloaded_at = time.time()
-        self.pipeline = build_pipeline(
-            new, self._ask, remember=self._remember, delegate=self.agents.delegate
-        )
         if new.voice != old.voice:
             self.voice = Voice.from_config(new)
         changed, restart = changed_sections(old, new), restart_required(old, new)

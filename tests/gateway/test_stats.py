@@ -274,7 +274,27 @@ def test_prometheus_text_is_valid_before_any_call() -> None:
     text = Stats(clock=ManualClock()).prometheus()
     samples = parse_prometheus(text)
     assert [name for name, _, _ in samples] == ["nerve_uptime_seconds"]
-    assert text.count("# TYPE ") == 8
+    assert text.count("# TYPE ") == 9
+
+
+def test_traffic_events_are_counted_apart_from_rejections_and_survive_a_drain() -> None:
+    """SPEC TP: what the guard and path memory did, kept as `part:event` beside the rejections
+    (so replicas share them as they share rejections) but shown apart from them."""
+    stats = Stats(clock=ManualClock())
+    stats.record_rejection("window")
+    stats.record_traffic("guard", "blocked")
+    stats.record_traffic("guard", "blocked", 2)
+    stats.record_traffic("memory", "recalled", 5)
+    snap = stats.snapshot()
+    assert snap["rejections"] == {"window": 1}
+    assert snap["traffic"] == {"guard": {"blocked": 3}, "memory": {"recalled": 5}}
+    samples = parse_prometheus(stats.prometheus())
+    assert value(samples, "nerve_traffic_events_total", part="guard", event="blocked") == 3
+    assert value(samples, "nerve_rejections_total", reason="window") == 1
+    assert not any(n == "nerve_rejections_total" and "guard" in str(labels)
+                   for n, labels, _ in samples)  # fmt: skip
+    moved = Stats.from_counters(stats.drain(), clock=ManualClock(), started=0, since=0)
+    assert moved.snapshot()["traffic"] == snap["traffic"] and stats.snapshot()["traffic"] == {}
 
 
 def test_drain_hands_over_the_counts_and_absorb_or_from_counters_take_them_back() -> None:

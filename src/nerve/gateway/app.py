@@ -36,10 +36,14 @@ from nerve.gateway.dialects.responses import RESPONSES
 from nerve.gateway.endpoint import Endpoint
 from nerve.gateway.probes import Prober
 from nerve.gateway.providers import build_provider
+from nerve.gateway.recall import PathMemory
 from nerve.gateway.resilience import Clock
 from nerve.gateway.shared import LOCAL_HEALTH, build_resilience
 from nerve.gateway.shared_admit import SharedKeyGate
 from nerve.gateway.stats import Stats
+from nerve.gateway.traffic import TrafficPath
+from nerve.memory import Memory
+from nerve.safety import SafetyEngine
 
 __all__ = ["ENDPOINTS", "GatewayState", "gateway_routes"]
 
@@ -83,6 +87,14 @@ class GatewayState:
         self.admin_check: Callable[[Any], Awaitable[None]] | None = None
         # Every API key's principal (set by the server from its keyring): whose spend to show.
         self.principals: Callable[[], list[Principal]] = list
+        # The traffic path's parts the server owns (SPEC TP): its one safety engine, read when
+        # the endpoints are built, and its memory, read per request (None: disabled or closed).
+        self.safety: Callable[[], SafetyEngine] = lambda: SafetyEngine(strict=config.safety.strict)
+        self.memory: Callable[[], Memory | None] = lambda: None
+        self.path_memory = PathMemory(
+            lambda: self.memory(), max_contexts=config.memory.max_contexts,
+            count=lambda event, n: self.stats.record_traffic("memory", event, n),
+        )  # fmt: skip
 
     async def spend(self, names: list[str] | None = None) -> list[dict[str, Any]]:
         """Each budgeted key's spend in its current period (all keys', or those `names`)."""
@@ -129,6 +141,7 @@ class GatewayState:
 
     def _build_endpoints(self, gateway: Gateway, config: Config) -> dict[str, Endpoint]:
         limits = config.limits
+        traffic = TrafficPath(config, self.safety(), self.path_memory, self.stats)
         return {
             path: Endpoint(
                 gateway,
@@ -137,6 +150,7 @@ class GatewayState:
                 max_body_bytes=limits.max_body_bytes,
                 body_seconds=limits.body_timeout_seconds,
                 keepalive_seconds=limits.stream_keepalive_seconds,
+                traffic=traffic,
             )
             for path, dialect in ENDPOINTS.items()
         }

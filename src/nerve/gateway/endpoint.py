@@ -15,14 +15,15 @@ import logging
 from collections.abc import MutableMapping
 from typing import Any
 
-from nerve.access.principal import principal_of
+from nerve.access.principal import Principal, principal_of
 from nerve.asgi import encode_headers, send_json
 from nerve.errors import NerveError, PayloadTooLarge, RequestTimeout, UpstreamError
 from nerve.gateway.admission import KeyGate, Ticket
-from nerve.gateway.core import Gateway, Served
+from nerve.gateway.core import Gateway, Plan, Served, wants_private
 from nerve.gateway.dialects.base import Dialect, Incoming
 from nerve.gateway.providers import Stream
 from nerve.gateway.stats import Usage
+from nerve.gateway.traffic import Passage, TrafficPath
 
 __all__ = ["Endpoint", "read_body"]
 
@@ -38,11 +39,12 @@ SSE_HEADERS = [
 class Endpoint:
     def __init__(
         self, gateway: Gateway, keys: KeyGate, dialect: Dialect, *, max_body_bytes: int,
-        body_seconds: float = 30, keepalive_seconds: float = 10,
+        body_seconds: float = 30, keepalive_seconds: float = 10, traffic: TrafficPath | None = None,
     ) -> None:  # fmt: skip
         self.gateway = gateway
         self.keys = keys
         self.dialect = dialect
+        self.traffic = traffic  # the guard and memory on the path (None: neither)
         self.max_body_bytes = max_body_bytes
         self.body_seconds = body_seconds
         self.keepalive_seconds = keepalive_seconds
@@ -57,22 +59,35 @@ class Endpoint:
             raw = await read_body(scope, receive, self.max_body_bytes, self.body_seconds)
             body = dialect.parse(raw)
             view = dialect.view(body)  # what routing and admission read, chat-shaped
-            plan = dialect.order(self.gateway.plan(view, principal), body, self.gateway.providers)
-            plan = self.keys.restrict(principal, plan)
+            headers = _headers(scope)
+            private = wants_private(headers)
+            plan = self._plan(view, body, principal, private)
+            passage = None
+            if self.traffic is not None:
+                passage = self.traffic.passage(dialect.wire, plan, principal, headers, view)
+            if passage is not None and passage.recalls:
+                body = await passage.recall(body)
+                if passage.recalled:  # routed again with what it added: personal data in
+                    view = dialect.view(body)  # the block goes private; admission counts it
+                    plan = self._plan(view, body, principal, private)
             ticket = await self.keys.admit(principal, view, plan)  # limits, budget, 1st gate
-            request = Incoming(body, _headers(scope))
+            request = Incoming(body, headers)
             if body.get("stream"):
                 stream, served = await self.gateway.stream(
                     view, plan, ticket.gate, call=lambda p, m: dialect.open_stream(p, request, m)
                 )
-                await self._pump(stream, served, receive, send)
+                await self._pump(stream, served, receive, send, passage)
                 usage = stream.usage[-1] if stream.usage else None
             else:
                 completion, served = await self.gateway.complete(
                     view, plan, ticket.gate, call=lambda p, m: dialect.complete(p, request, m)
                 )
                 usage = completion.usage
-                await send_json(send, 200, completion.body, served.headers())
+                answer, extra = completion.body, served.headers()
+                if passage is not None:
+                    answer, guarded = await passage.answer(answer)
+                    extra.update(passage.headers(), **guarded)
+                await send_json(send, 200, answer, extra)
         except ConnectionAbortedError:
             pass  # the client left before sending its whole body: nobody to answer
         except NerveError as e:
@@ -87,6 +102,12 @@ class Endpoint:
             if ticket is not None:
                 await self._leave(ticket, served, usage)
 
+    def _plan(
+        self, view: dict[str, Any], body: dict[str, Any], principal: Principal, private: bool
+    ) -> Plan:
+        plan = self.gateway.plan(view, principal, private=private)
+        return self.keys.restrict(principal, self.dialect.order(plan, body, self.gateway.providers))
+
     async def _leave(self, ticket: Ticket, served: Served | None, usage: Usage | None) -> None:
         try:
             await self.keys.leave(
@@ -96,12 +117,15 @@ class Endpoint:
         except Exception:  # the answer is out; a hold not settled expires on its own
             log.exception("settling key %r's spend failed", ticket.principal.name)
 
-    async def _pump(self, stream: Stream, served: Served, receive: Any, send: Any) -> None:
+    async def _pump(
+        self, stream: Stream, served: Served, receive: Any, send: Any, passage: Passage | None
+    ) -> None:
+        headers = served.headers() if passage is None else {**served.headers(), **passage.headers()}
         await send(
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": SSE_HEADERS + encode_headers(served.headers()),
+                "headers": SSE_HEADERS + encode_headers(headers),
             }
         )
         error: Exception | None = None
@@ -113,12 +137,20 @@ class Endpoint:
             await send({"type": "http.response.body", "body": body, "more_body": True})
             last = loop.time()
 
+        async def relay(
+            body: bytes,
+        ) -> None:  # through the guard: a tool call waits for its verdict
+            for out in await passage.frames(body) if passage is not None else (body,):
+                await frame(out)
+
         async def forward() -> None:
             nonlocal error
             try:
-                await frame(stream.first)
+                await relay(stream.first)
                 async for body in stream.rest:
-                    await frame(body)
+                    await relay(body)
+                for out in passage.end(None) if passage is not None else ():
+                    await frame(out)
             except UpstreamError as e:  # midway: one error event, then the stream ends
                 error = e
                 log.warning("STREAM CUT route=%s %s after its first frame: %s",
@@ -145,6 +177,8 @@ class Endpoint:
             elif isinstance(outcome, Exception):
                 log.error("stream forwarding failed", exc_info=outcome)
                 error = error or outcome
+            if passage is not None and error is not None:
+                passage.end(error)  # what it still held is dropped: nothing unjudged goes out
             await self.gateway.finish_stream(stream, served, error)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 

@@ -135,7 +135,8 @@ class Series:
 @dataclass(slots=True)
 class Counters:
     """What a Stats counted, by table (all, route, provider, model, route_provider, target; keys
-    are names or tuples of names, () for all) and rejections by reason: for shipping elsewhere."""
+    are names or tuples of names, () for all) and named counts: rejections by reason, and the
+    traffic path's events as `part:event` (`guard:blocked`): for shipping elsewhere."""
 
     tables: dict[str, dict[Any, Series]]
     rejections: dict[str, int]
@@ -271,8 +272,26 @@ class Stats:
     def record_rejection(self, reason: str) -> None:
         self._rejections[reason] = self._rejections.get(reason, 0) + 1
 
+    def record_traffic(self, part: str, event: str, n: int = 1) -> None:
+        """A traffic-path event (`guard:blocked`), kept beside the rejections: replicas share it."""
+        name = f"{part}:{event}"
+        self._rejections[name] = self._rejections.get(name, 0) + n
+
+    def _named(self) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+        """The named counts split: rejections by reason, and traffic events by part."""
+        rejections: dict[str, int] = {}
+        traffic: dict[str, dict[str, int]] = {}
+        for name, n in self._rejections.items():
+            part, sep, event = name.partition(":")
+            if sep:
+                traffic.setdefault(part, {})[event] = n
+            else:
+                rejections[name] = n
+        return rejections, traffic
+
     def snapshot(self, *, breakers: _Extra = None, cooldowns: _Extra = None) -> dict[str, Any]:
         now, s = self._clock(), self._all
+        rejections, traffic = self._named()
         return {
             "uptime_s": round(now - self._started, 3),
             "since_reset_s": round(now - self._since, 3),
@@ -288,7 +307,8 @@ class Stats:
             "by_user": {k: v.to_dict() for k, v in self._users.items()},
             "latency_ms": s.latency_ms(),
             "cost_usd": s.cost,
-            "rejections": dict(self._rejections),
+            "rejections": rejections,
+            "traffic": traffic,  # what the guard and memory did on the path (SPEC TP)
             "breakers": dict(breakers) if breakers is not None else None,
             "cooldowns": dict(cooldowns) if cooldowns is not None else None,
         }
@@ -343,9 +363,14 @@ class Stats:
         family("nerve_fallbacks_total", "counter", "Calls served by a fallback target.")
         for route, s in self._routes.items():
             sample("nerve_fallbacks_total", s.fallbacks, route=route)
+        rejections, traffic = self._named()
         family("nerve_rejections_total", "counter", "Requests refused before routing, by reason.")
-        for reason, n in self._rejections.items():
+        for reason, n in rejections.items():
             sample("nerve_rejections_total", n, reason=reason)
+        family("nerve_traffic_events_total", "counter", "What the guard and memory did.")
+        for part, events in traffic.items():
+            for event, n in events.items():
+                sample("nerve_traffic_events_total", n, part=part, event=event)
         family("nerve_breaker_state", "gauge", "Circuit breaker: 0 closed, 1 half-open, 2 open.")
         for key, state in (breakers or {}).items():
             if state in _BREAKER_GAUGE:

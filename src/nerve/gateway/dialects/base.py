@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -22,8 +22,10 @@ from nerve.gateway.providers import Completion, Provider, Stream
 from nerve.gateway.providers.passthrough import NativeStreamError
 from nerve.json_limits import loads
 
-__all__ = ["KEEPALIVE", "Dialect", "DialectStream", "Incoming", "parse_object", "translate"]
+__all__ = ["KEEPALIVE", "Dialect", "DialectStream", "Incoming", "Wire", "parse_object",
+           "translate"]  # fmt: skip
 
+Wire = Literal["chat", "messages", "responses"]
 KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: every SSE client skips it
 
 
@@ -38,6 +40,9 @@ class Incoming:
 class Dialect(ABC):
     name: str  # what it serves, in messages: "chat completions", "embeddings"...
     keepalive: bytes = KEEPALIVE
+    # The answer format, for what reads answers on the traffic path (the tool-call guard,
+    # path memory); None: answers without tool calls or turns (embeddings, completions).
+    wire: Wire | None = None
 
     @abstractmethod
     def parse(self, raw: bytes) -> dict[str, Any]:

@@ -13,6 +13,7 @@ __all__ = ["CHAT", "ChatDialect"]
 
 class ChatDialect(Dialect):
     name = "chat completions"
+    wire = "chat"
 
     def parse(self, raw: bytes) -> dict[str, Any]:
         return parse_chat_request(raw)

@@ -25,7 +25,7 @@ from starlette.responses import Response
 
 from nerve.access.principal import principal_of
 from nerve.errors import NerveError, RequestError, UpstreamError, UpstreamStatus
-from nerve.gateway.core import Gateway, Plan
+from nerve.gateway.core import Gateway, Plan, wants_private
 from nerve.gateway.dialects.base import Dialect, DialectStream, Incoming, translate
 from nerve.gateway.dialects.messages_wire import (
     PING,
@@ -48,6 +48,7 @@ log = logging.getLogger("nerve.gateway")
 
 class MessagesDialect(Dialect):
     name = "Anthropic Messages"
+    wire = "messages"
     keepalive = PING
 
     def parse(self, raw: bytes) -> dict[str, Any]:
@@ -166,7 +167,8 @@ async def count_tokens_route(gateway: Gateway, request: Request) -> Response:
         body = parse_messages_request(await request.body())
         if not isinstance(body.get("messages"), list):
             raise RequestError("'messages' is required", param="messages")
-        plan = gateway.plan(chat_view(body), principal_of(request.scope))
+        private = wants_private(request.headers)  # a private body is counted locally or not at all
+        plan = gateway.plan(chat_view(body), principal_of(request.scope), private=private)
         count = await _upstream_count(gateway, plan, body, request.headers)
         if count is None:
             count = count_message_tokens(body)

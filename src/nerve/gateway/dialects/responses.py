@@ -35,6 +35,7 @@ def speaks_responses(provider: Provider) -> bool:
 
 class ResponsesDialect(Dialect):
     name = "Responses"
+    wire = "responses"
 
     def parse(self, raw: bytes) -> dict[str, Any]:
         return parse_responses_request(raw)
