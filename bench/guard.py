@@ -25,6 +25,7 @@ import asyncio
 import gc
 import json
 import statistics
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -37,6 +38,10 @@ from nerve.gateway.dialects.messages_wire import MessagesStream, chat_to_message
 from nerve.gateway.dialects.responses_wire import ResponsesStream, chat_to_response
 from nerve.gateway.guard import Format, ToolGuard
 from nerve.safety import Kind, SafetyEngine
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # `python bench/guard.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.safety import Score, load
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS: tuple[Format, ...] = ("chat", "messages", "responses")
@@ -206,29 +211,6 @@ WRAPPERS: list[tuple[str, str, Format, str, Callable[[str], JSON]]] = [
     ("shell", "OpenHands execute_bash", "chat", "execute_bash", lambda t: {"command": t}),
     ("sql", "execute_sql", "chat", "execute_sql", lambda t: {"sql": t}),
 ]  # fmt: skip
-
-
-def load(path: Path) -> list[JSON]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-class Score:
-    def __init__(self) -> None:
-        self.block = self.caught = self.allow = self.false = 0
-
-    def add(self, label: str, blocked: bool) -> None:
-        if label == "block":
-            self.block, self.caught = self.block + 1, self.caught + blocked
-        else:
-            self.allow, self.false = self.allow + 1, self.false + blocked
-
-    def cells(self) -> list[str]:
-        recall = (
-            f"{self.caught / self.block:.3f} ({self.caught}/{self.block})" if self.block else "–"
-        )
-        fp = f"{self.false / self.allow:.3f} ({self.false}/{self.allow})" if self.allow else "–"
-        return [recall, fp]
 
 
 async def quality(data: Path) -> None:

@@ -133,6 +133,11 @@ class Score:
     def fp(self) -> str:
         return f"{self.false / self.allow:.3f}" if self.allow else "–"
 
+    def cells(self) -> list[str]:
+        """Recall and false-positive rate with their counts: `0.959 (772/805)`."""
+        recall = f"{self.recall()} ({self.caught}/{self.block})" if self.block else "–"
+        return [recall, f"{self.fp()} ({self.false}/{self.allow})" if self.allow else "–"]
+
     def warn(self) -> str:
         low = self.block and self.caught < 0.97 * self.block
         return " ⚠" if low or (self.allow and self.false > 0.02 * self.allow) else ""

@@ -7,31 +7,16 @@ ones are read back with the real SDKs' models; verdicts come from the real Safet
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from anthropic.types import Message
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
-from nerve.config_sections import GuardConfig
-from nerve.gateway.guard import ToolGuard
 from nerve.gateway.guard.core import withheld
-from nerve.safety import SafetyEngine
 from tests.fakes import anthropic_wire, openai_wire, responses_wire
 from tests.fakes.upstream import Reply
-
-JSON = dict[str, Any]
-DANGER = {"command": "rm -rf ~"}
-HARMLESS = {"command": "ls -la"}
-
-
-def guard(mode: str = "block", **config: Any) -> ToolGuard:
-    return ToolGuard(GuardConfig.model_validate({"tool_calls": mode, **config}), SafetyEngine())
-
-
-def call(name: str, arguments: JSON | str, i: int = 0) -> JSON:
-    return {"id": f"call_{i}", "function": {"name": name, "arguments": arguments}}
+from tests.guard.calls import DANGER, HARMLESS, JSON, call, guard
 
 
 def body(fmt: str, *calls: JSON, text: str | None = None) -> bytes:

@@ -8,46 +8,19 @@ clients do with a stream.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from nerve.config_sections import GuardConfig
-from nerve.gateway.guard import ToolGuard
 from nerve.gateway.guard.sse import split_events
-from nerve.safety import SafetyEngine
 from tests.fakes import openai_wire
 from tests.fakes.upstream import Reply
-
-JSON = dict[str, Any]
-DANGER = {"command": "rm -rf ~"}
-HARMLESS = {"command": "ls -la"}
-
-
-def guard(mode: str = "block", **config: Any) -> ToolGuard:
-    return ToolGuard(GuardConfig.model_validate({"tool_calls": mode, **config}), SafetyEngine())
-
-
-def call(name: str, arguments: JSON | str, i: int = 0) -> JSON:
-    return {"id": f"call_{i}", "function": {"name": name, "arguments": arguments}}
+from tests.guard.calls import DANGER, HARMLESS, JSON, call, guard, joined, run
 
 
 def frames(*calls: JSON, text: list[str] | None = None, usage: bool = False) -> list[bytes]:
     reply = Reply(tool_calls=list(calls), chunks=text)
     return [f for _, f in openai_wire.stream_events(reply, "m", "chatcmpl-1", include_usage=usage)]
-
-
-async def run(g: ToolGuard, stream: list[bytes]) -> tuple[list[list[bytes]], Any]:
-    """What each feed returned (then finish), and the filter."""
-    flt = g.stream("chat")
-    outs = [await flt.feed(frame) for frame in stream]
-    outs.append(flt.finish())
-    return outs, flt
-
-
-def joined(outs: list[list[bytes]]) -> bytes:
-    return b"".join(b for out in outs for b in out)
 
 
 def completion(blob: bytes) -> tuple[ChatCompletion, list[bytes]]:
@@ -75,14 +48,14 @@ async def test_a_stream_with_harmless_calls_is_unchanged_to_the_byte() -> None:
     stream = frames(call("Bash", HARMLESS), call("get_weather", {"city": "Oslo"}, 1),
                     text=["Let ", "me see."], usage=True)  # fmt: skip
     for mode in ("block", "flag"):
-        outs, flt = await run(guard(mode), stream)
+        outs, flt = await run(guard(mode), "chat", stream)
         assert joined(outs) == b"".join(stream)
         assert flt.blocked == [] and flt.flagged == [] and flt.error is None
 
 
 async def test_text_is_never_delayed_and_a_call_waits_until_it_is_complete() -> None:
     stream = frames(call("Bash", HARMLESS), text=["Hel", "lo"])
-    outs, _ = await run(guard(), stream)
+    outs, _ = await run(guard(), "chat", stream)
     # role, two text deltas: out at once; the call's head and three argument pieces: held
     assert outs[:3] == [[f] for f in stream[:3]]
     assert outs[3:7] == [[], [], [], []]
@@ -91,7 +64,7 @@ async def test_text_is_never_delayed_and_a_call_waits_until_it_is_complete() -> 
 
 
 async def test_a_dangerous_call_is_replaced_by_text_and_the_finish_reason_becomes_stop() -> None:
-    outs, flt = await run(guard(), frames(call("Bash", DANGER), text=["On it."]))
+    outs, flt = await run(guard(), "chat", frames(call("Bash", DANGER), text=["On it."]))
     final, comments = completion(joined(outs))
     choice = final.choices[0]
     assert choice.finish_reason == "stop" and not choice.message.tool_calls
@@ -107,7 +80,7 @@ async def test_a_dangerous_call_is_replaced_by_text_and_the_finish_reason_become
 async def test_of_several_calls_only_the_blocked_one_goes_and_the_rest_are_renumbered() -> None:
     stream = frames(call("Bash", HARMLESS), call("execute_sql", {"sql": "DROP DATABASE prod"}, 1),
                     call("Bash", {"command": "git status"}, 2))  # fmt: skip
-    outs, flt = await run(guard(), stream)
+    outs, flt = await run(guard(), "chat", stream)
     final, _ = completion(joined(outs))
     calls = final.choices[0].message.tool_calls or []
     assert [(c.id, json.loads(c.function.arguments)) for c in calls] == [  # type: ignore[union-attr]
@@ -121,7 +94,7 @@ async def test_of_several_calls_only_the_blocked_one_goes_and_the_rest_are_renum
 
 async def test_flag_mode_changes_nothing_but_adds_a_comment_before_done() -> None:
     stream = frames(call("Bash", DANGER), usage=True)
-    outs, flt = await run(guard("flag"), stream)
+    outs, flt = await run(guard("flag"), "chat", stream)
     note = b": x-nerve-guard flagged Bash rm deletes a home directory (~) recursively\n\n"
     assert joined(outs) == b"".join(stream[:-1]) + note + stream[-1]
     assert all(len(out) <= 1 for out in outs) and [j.tool for j in flt.flagged] == ["Bash"]
@@ -131,14 +104,14 @@ async def test_flag_mode_changes_nothing_but_adds_a_comment_before_done() -> Non
 async def test_a_frame_holding_many_events_and_frames_cut_anywhere_work_alike() -> None:
     stream = frames(call("Bash", HARMLESS), call("Bash", DANGER, 1), text=["Hi"])
     blob = b"".join(stream)
-    whole, _ = await run(guard(), [blob])
-    cut, _ = await run(guard(), [blob[i : i + 7] for i in range(0, len(blob), 7)])
-    one_by_one, _ = await run(guard(), stream)
+    whole, _ = await run(guard(), "chat", [blob])
+    cut, _ = await run(guard(), "chat", [blob[i : i + 7] for i in range(0, len(blob), 7)])
+    one_by_one, _ = await run(guard(), "chat", stream)
     assert joined(whole) == joined(cut) == joined(one_by_one)
     final, _ = completion(joined(whole))
     assert [c.id for c in final.choices[0].message.tool_calls or []] == ["call_0"]
     harmless = b"".join(frames(call("Bash", HARMLESS), text=["Hi"]))
-    cut, _ = await run(guard(), [harmless[i : i + 5] for i in range(0, len(harmless), 5)])
+    cut, _ = await run(guard(), "chat", [harmless[i : i + 5] for i in range(0, len(harmless), 5)])
     assert joined(cut) == harmless
 
 
@@ -152,7 +125,7 @@ async def test_a_whole_call_in_one_chunk_with_its_finish_reason_is_judged() -> N
     chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
              "choices": [{"index": 0, "finish_reason": "tool_calls", "delta": delta}]}  # fmt: skip
     stream = [openai_wire.sse(chunk), b"data: [DONE]\n\n"]
-    outs, flt = await run(guard(), stream)
+    outs, flt = await run(guard(), "chat", stream)
     final, _ = completion(joined(outs))
     assert [c.id for c in final.choices[0].message.tool_calls or []] == ["b"]
     assert final.choices[0].finish_reason == "tool_calls" and len(flt.blocked) == 1
@@ -162,7 +135,7 @@ async def test_a_whole_call_in_one_chunk_with_its_finish_reason_is_judged() -> N
 
 async def test_malformed_streamed_arguments_are_judged_on_what_can_be_read() -> None:
     stream = frames(call("Bash", '{"command": "rm -rf ~"'), call("Bash", "{{{", 1))
-    outs, flt = await run(guard(), stream)
+    outs, flt = await run(guard(), "chat", stream)
     final, _ = completion(joined(outs))
     assert [c.id for c in final.choices[0].message.tool_calls or []] == ["call_1"]
     assert len(flt.blocked) == 1 and flt.error is None
@@ -170,7 +143,7 @@ async def test_malformed_streamed_arguments_are_judged_on_what_can_be_read() -> 
 
 async def test_a_call_cut_off_by_the_end_of_the_stream_is_withheld_in_block_mode() -> None:
     stream = frames(call("Bash", HARMLESS))[:4]  # role, head, two argument pieces: no end
-    outs, flt = await run(guard(), stream)
+    outs, flt = await run(guard(), "chat", stream)
     blob = joined(outs)
     assert blob.startswith(stream[0]) and b"ls -la" not in blob
     final, comments = completion(blob + b"data: [DONE]\n\n")
@@ -182,7 +155,7 @@ async def test_a_call_cut_off_by_the_end_of_the_stream_is_withheld_in_block_mode
         b": x-nerve-guard blocked Bash the stream ended before this tool call was complete"
     ]
     assert flt.blocked[0].reason == "the stream ended before this tool call was complete"
-    outs, flt = await run(guard("flag"), stream)
+    outs, flt = await run(guard("flag"), "chat", stream)
     assert joined(outs) == b"".join(stream) and flt.flagged == []
 
 
@@ -193,17 +166,17 @@ async def test_a_fragment_for_a_call_already_judged_fails_safe() -> None:
                             "delta": {"tool_calls": [{"index": 0, "function": {
                                 "arguments": "; rm -rf ~"}}]}}]})  # fmt: skip
     tampered = [*stream[:6], late, *stream[6:]]
-    outs, flt = await run(guard(), tampered)
+    outs, flt = await run(guard(), "chat", tampered)
     blob = joined(outs)
     assert blob.endswith(b'"code":"guard_error"}}\n\n') and b"rm -rf" not in blob
     assert flt.error is not None and "continued after it was judged" in flt.error
-    outs, flt = await run(guard("flag"), tampered)
+    outs, flt = await run(guard("flag"), "chat", tampered)
     assert joined(outs) == b"".join(tampered) and flt.error is not None
 
 
 async def test_guard_off_passes_every_frame_as_it_is() -> None:
     stream = frames(call("Bash", DANGER))
-    outs, flt = await run(guard("off"), stream)
+    outs, flt = await run(guard("off"), "chat", stream)
     assert outs[:-1] == [[f] for f in stream] and flt.blocked == []
 
 
@@ -220,7 +193,7 @@ async def test_calls_a_server_numbers_all_zero_are_told_apart_by_their_ids() -> 
     calls = [piece("a", "Bash", '{"command": '), piece(None, None, '"pwd"}'),
              piece("b", "Bash", '{"command": '), piece(None, None, '"rm -rf ~"}')]  # fmt: skip
     stream = [*frames()[:1], *calls, *frames()[-2:]]
-    outs, flt = await run(guard(), stream)
+    outs, flt = await run(guard(), "chat", stream)
     assert [j.call_id for j in flt.blocked] == ["b"] and flt.error is None
     final, _ = completion(joined(outs))
     assert [c.id for c in final.choices[0].message.tool_calls or []] == ["a"]

@@ -14,26 +14,17 @@ from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import Message, RawMessageStreamEvent
 from pydantic import TypeAdapter
 
-from nerve.config_sections import GuardConfig
 from nerve.gateway.dialects.messages_wire import MessagesStream
-from nerve.gateway.guard import ToolGuard
 from nerve.gateway.guard.sse import split_events
-from nerve.safety import SafetyEngine
 from tests.fakes import anthropic_wire
 from tests.fakes.upstream import Reply
+from tests.guard.calls import DANGER, HARMLESS, JSON, call, guard, joined, run
 
-JSON = dict[str, Any]
 EVENT: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
-DANGER = {"command": "rm -rf ~"}
-HARMLESS = {"command": "ls -la"}
 
 
-def guard(mode: str = "block") -> ToolGuard:
-    return ToolGuard(GuardConfig(tool_calls=mode), SafetyEngine())  # type: ignore[arg-type]
-
-
-def call(name: str, arguments: JSON, i: int = 0) -> JSON:
-    return {"id": f"toolu_{i}", "function": {"name": name, "arguments": arguments}}
+def toolu(name: str, arguments: JSON, i: int = 0) -> JSON:
+    return call(name, arguments, i, prefix="toolu")  # Anthropic's ids
 
 
 def upstream(*calls: JSON, text: list[str] | None = None) -> list[bytes]:
@@ -60,17 +51,6 @@ def translated(*calls: JSON, text: str = "") -> list[bytes]:
     return out + stream.finish()
 
 
-async def run(g: ToolGuard, stream: list[bytes]) -> tuple[list[list[bytes]], Any]:
-    flt = g.stream("messages")
-    outs = [await flt.feed(frame) for frame in stream]
-    outs.append(flt.finish())
-    return outs, flt
-
-
-def joined(outs: list[list[bytes]]) -> bytes:
-    return b"".join(b for out in outs for b in out)
-
-
 def message(blob: bytes) -> tuple[Message, list[bytes]]:
     events, rest = split_events(blob)
     assert rest == b""
@@ -93,32 +73,32 @@ def message(blob: bytes) -> tuple[Message, list[bytes]]:
 
 async def test_a_stream_with_harmless_calls_is_unchanged_to_the_byte() -> None:
     streams = [
-        upstream(call("Bash", HARMLESS), text=["Sure", "."]),
-        translated(call("Bash", HARMLESS), call("Read", {"file_path": "x"}, 1)),
+        upstream(toolu("Bash", HARMLESS), text=["Sure", "."]),
+        translated(toolu("Bash", HARMLESS), toolu("Read", {"file_path": "x"}, 1)),
     ]
     for stream in streams:
         for mode in ("block", "flag"):
-            outs, flt = await run(guard(mode), stream)
+            outs, flt = await run(guard(mode), "messages", stream)
             assert joined(outs) == b"".join(stream)
             assert flt.blocked == [] and flt.flagged == []
 
 
 async def test_text_goes_out_at_once_and_a_tool_block_waits_for_its_stop() -> None:
-    stream = upstream(call("Bash", HARMLESS))
+    stream = upstream(toolu("Bash", HARMLESS))
     kinds = [f.split(b"\n")[0] for f in stream]
     assert kinds[:3] == [b"event: message_start", b"event: content_block_start", b"event: ping"]
-    outs, _ = await run(guard(), stream)
+    outs, _ = await run(guard(), "messages", stream)
     assert outs[0] == [stream[0]]
     stop = kinds.index(b"event: content_block_stop")
     assert all(out == [] for out in outs[1:stop])  # the ping in the block waits with it
     assert outs[stop] == [b"".join(stream[1 : stop + 1])]
     text = upstream(text=["Hel", "lo"])
-    outs, _ = await run(guard(), text)
+    outs, _ = await run(guard(), "messages", text)
     assert outs[:-1] == [[f] for f in text]
 
 
 async def test_a_blocked_tool_use_becomes_a_text_block_and_the_turn_ends() -> None:
-    outs, flt = await run(guard(), upstream(call("Bash", DANGER), text=["On it."]))
+    outs, flt = await run(guard(), "messages", upstream(toolu("Bash", DANGER), text=["On it."]))
     final, comments = message(joined(outs))
     assert [b.type for b in final.content] == ["text", "text"]
     assert final.content[1].text == (  # type: ignore[union-attr]
@@ -130,9 +110,9 @@ async def test_a_blocked_tool_use_becomes_a_text_block_and_the_turn_ends() -> No
 
 
 async def test_of_several_tool_uses_only_the_blocked_one_is_replaced() -> None:
-    stream = translated(call("Bash", HARMLESS), call("execute_sql", {"sql": "DROP TABLE users"},
-                        1), call("Bash", {"command": "pwd"}, 2), text="Plan:")  # fmt: skip
-    outs, flt = await run(guard(), stream)
+    stream = translated(toolu("Bash", HARMLESS), toolu("execute_sql", {"sql": "DROP TABLE users"},
+                        1), toolu("Bash", {"command": "pwd"}, 2), text="Plan:")  # fmt: skip
+    outs, flt = await run(guard(), "messages", stream)
     final, _ = message(joined(outs))
     assert [b.type for b in final.content] == ["text", "tool_use", "text", "tool_use"]
     assert final.content[1].input == HARMLESS and final.content[3].input == {"command": "pwd"}  # type: ignore[union-attr]
@@ -140,19 +120,19 @@ async def test_of_several_tool_uses_only_the_blocked_one_is_replaced() -> None:
 
 
 async def test_flag_mode_changes_nothing_but_adds_a_comment_before_message_stop() -> None:
-    stream = upstream(call("Bash", DANGER))
-    outs, flt = await run(guard("flag"), stream)
+    stream = upstream(toolu("Bash", DANGER))
+    outs, flt = await run(guard("flag"), "messages", stream)
     note = b": x-nerve-guard flagged Bash rm deletes a home directory (~) recursively\n\n"
     assert joined(outs) == b"".join(stream[:-1]) + note + stream[-1]
     assert [j.risk for j in flt.flagged] == ["critical"]
 
 
 async def test_frames_holding_many_events_or_cut_anywhere_give_the_same_stream() -> None:
-    stream = upstream(call("Bash", HARMLESS), call("Bash", DANGER, 1))
+    stream = upstream(toolu("Bash", HARMLESS), toolu("Bash", DANGER, 1))
     blob = b"".join(stream)
-    whole, _ = await run(guard(), [blob])
-    cut, _ = await run(guard(), [blob[i : i + 11] for i in range(0, len(blob), 11)])
-    one_by_one, _ = await run(guard(), stream)
+    whole, _ = await run(guard(), "messages", [blob])
+    cut, _ = await run(guard(), "messages", [blob[i : i + 11] for i in range(0, len(blob), 11)])
+    one_by_one, _ = await run(guard(), "messages", stream)
     assert joined(whole) == joined(cut) == joined(one_by_one)
     final, _ = message(joined(whole))
     assert [b.type for b in final.content] == ["tool_use", "text"]
@@ -164,32 +144,32 @@ async def test_a_tool_use_whose_input_comes_whole_in_its_start_is_judged() -> No
     stream = upstream()  # message_start, a text block, message_delta, message_stop
     frames = [stream[0], anthropic_wire.sse("content_block_start", start),
               anthropic_wire.sse("content_block_stop", {"index": 0}), *stream[-2:]]  # fmt: skip
-    outs, flt = await run(guard(), frames)
+    outs, flt = await run(guard(), "messages", frames)
     assert [j.tool for j in flt.blocked] == ["Bash"]
     assert b'"name":"Bash"' not in joined(outs)
 
 
 async def test_a_delta_for_a_tool_use_already_judged_fails_safe() -> None:
-    stream = upstream(call("Bash", HARMLESS))
+    stream = upstream(toolu("Bash", HARMLESS))
     stop = next(i for i, f in enumerate(stream) if f.startswith(b"event: content_block_stop"))
     late = anthropic_wire.sse("content_block_delta", {"index": 0, "delta": {
         "type": "input_json_delta", "partial_json": "; rm -rf ~"}})  # fmt: skip
     tampered = [*stream[: stop + 1], late, *stream[stop + 1 :]]
-    outs, flt = await run(guard(), tampered)
+    outs, flt = await run(guard(), "messages", tampered)
     blob = joined(outs)
     assert blob.endswith(b"event: error\ndata: " + json.dumps({"type": "error", "error": {
         "type": "api_error", "message": "nerve's tool-call guard failed (GuardError); the "
         "answer was cut"}}, separators=(",", ":")).encode() + b"\n\n")  # fmt: skip
     assert b"rm -rf" not in blob and flt.error is not None
-    outs, flt = await run(guard("flag"), tampered)
+    outs, flt = await run(guard("flag"), "messages", tampered)
     assert joined(outs) == b"".join(tampered)  # flag mode never changes the stream
 
 
 async def test_events_with_crlf_line_endings_are_read_alike() -> None:
-    stream = [f.replace(b"\n", b"\r\n") for f in upstream(call("Bash", DANGER))]
-    outs, flt = await run(guard(), stream)
+    stream = [f.replace(b"\n", b"\r\n") for f in upstream(toolu("Bash", DANGER))]
+    outs, flt = await run(guard(), "messages", stream)
     assert [j.tool for j in flt.blocked] == ["Bash"]
     assert b"rm -rf" not in joined(outs).split(b"nerve blocked")[0]  # only the notice says it
-    harmless = [f.replace(b"\n", b"\r\n") for f in upstream(call("Bash", HARMLESS))]
-    outs, _ = await run(guard(), harmless)
+    harmless = [f.replace(b"\n", b"\r\n") for f in upstream(toolu("Bash", HARMLESS))]
+    outs, _ = await run(guard(), "messages", harmless)
     assert joined(outs) == b"".join(harmless)

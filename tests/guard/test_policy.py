@@ -15,10 +15,7 @@ from nerve.gateway.guard import ToolGuard
 from nerve.gateway.guard.patch import patch_operations, path_script
 from nerve.gateway.guard.policy import command_text, lenient_loads
 from nerve.safety import SafetyEngine
-
-
-def guard(**config: object) -> ToolGuard:
-    return ToolGuard(GuardConfig.model_validate({"tool_calls": "block", **config}), SafetyEngine())
+from tests.guard.calls import guard
 
 
 async def verdict(name: str, arguments: object, g: ToolGuard | None = None, **kw: object) -> str:

@@ -16,15 +16,12 @@ from openai.lib.streaming.responses import ResponseStreamState
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
-from nerve.config_sections import GuardConfig
 from nerve.gateway.dialects.responses_wire import ResponsesStream
-from nerve.gateway.guard import ToolGuard
 from nerve.gateway.guard.sse import split_events
-from nerve.safety import SafetyEngine
 from tests.fakes import responses_wire
 from tests.fakes.upstream import Reply
+from tests.guard.calls import JSON, call, guard, joined, run
 
-JSON = dict[str, Any]
 EVENTS: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
 DANGER = {"command": ["bash", "-lc", "rm -rf ~"]}
 HARMLESS = {"command": ["bash", "-lc", "ls -la"]}
@@ -37,14 +34,6 @@ APPLY_PATCH = {
 }
 DELETE_PASSWD = "*** Begin Patch\n*** Delete File: /etc/passwd\n*** End Patch"
 ADD_FILE = '*** Begin Patch\n*** Add File: hi.txt\n+héllo "x"\n*** End Patch'
-
-
-def guard(mode: str = "block") -> ToolGuard:
-    return ToolGuard(GuardConfig(tool_calls=mode), SafetyEngine())  # type: ignore[arg-type]
-
-
-def call(name: str, arguments: JSON, i: int = 0) -> JSON:
-    return {"id": f"call_{i}", "function": {"name": name, "arguments": arguments}}
 
 
 def upstream(*calls: JSON, text: list[str] | None = None) -> list[bytes]:
@@ -73,17 +62,6 @@ def translated(tools: list[JSON], *calls: tuple[str, str], text: str = "") -> li
             out += stream.feed(chunk({"tool_calls": [piece]}))
     out += stream.feed(chunk({}, "tool_calls"))
     return out + stream.finish()
-
-
-async def run(g: ToolGuard, stream: list[bytes]) -> tuple[list[list[bytes]], Any]:
-    flt = g.stream("responses")
-    outs = [await flt.feed(frame) for frame in stream]
-    outs.append(flt.finish())
-    return outs, flt
-
-
-def joined(outs: list[list[bytes]]) -> bytes:
-    return b"".join(b for out in outs for b in out)
 
 
 def check(blob: bytes, tools: list[JSON] | None = None) -> tuple[Response, list[bytes]]:
@@ -115,7 +93,7 @@ async def test_a_stream_with_harmless_calls_is_unchanged_to_the_byte() -> None:
     ]
     for stream in streams:
         for mode in ("block", "flag"):
-            outs, flt = await run(guard(mode), stream)
+            outs, flt = await run(guard(mode), "responses", stream)
             assert joined(outs) == b"".join(stream)
             assert flt.blocked == [] and flt.flagged == []
 
@@ -125,7 +103,7 @@ async def test_text_goes_out_at_once_and_a_call_waits_for_its_item_to_be_done() 
     types = [f.split(b"\n")[0].removeprefix(b"event: ").decode() for f in stream]
     added = types.index("response.output_item.added", 3)  # the call's (the message's is first)
     done = types.index("response.output_item.done", added)
-    outs, _ = await run(guard(), stream)
+    outs, _ = await run(guard(), "responses", stream)
     assert outs[:added] == [[f] for f in stream[:added]]
     assert all(out == [] for out in outs[added:done])
     assert outs[done] == [b"".join(stream[added : done + 1])]
@@ -133,7 +111,7 @@ async def test_text_goes_out_at_once_and_a_call_waits_for_its_item_to_be_done() 
 
 async def test_a_blocked_call_becomes_a_message_item_in_its_place() -> None:
     stream = upstream(call("shell", HARMLESS), call("shell", DANGER, 1), text=["Plan."])
-    outs, flt = await run(guard(), stream)
+    outs, flt = await run(guard(), "responses", stream)
     final, comments = check(joined(outs))
     assert [i.type for i in final.output] == ["message", "function_call", "message"]
     assert final.output[2].id == "msg_nerve_fc_r1_1"
@@ -149,7 +127,7 @@ async def test_a_blocked_call_becomes_a_message_item_in_its_place() -> None:
 
 async def test_a_blocked_call_first_of_several_renumbers_the_events_after_it() -> None:
     stream = upstream(call("shell", DANGER), call("shell", HARMLESS, 1))
-    outs, _ = await run(guard(), stream)
+    outs, _ = await run(guard(), "responses", stream)
     final, _ = check(joined(outs))  # sequence numbers consecutive, output consistent
     assert [i.type for i in final.output] == ["message", "function_call"]
 
@@ -158,7 +136,7 @@ async def test_a_custom_apply_patch_deleting_a_system_file_is_blocked() -> None:
     stream = translated([APPLY_PATCH], ("apply_patch", json.dumps({"input": DELETE_PASSWD})),
                         text="Cleaning up.")  # fmt: skip
     assert b"custom_tool_call_input.delta" in b"".join(stream)
-    outs, flt = await run(guard(), stream)
+    outs, flt = await run(guard(), "responses", stream)
     final, _ = check(joined(outs), [APPLY_PATCH])
     assert [i.type for i in final.output] == ["message", "message"]
     assert "judged as `rm -f -- /etc/passwd`" in final.output_text
@@ -167,7 +145,7 @@ async def test_a_custom_apply_patch_deleting_a_system_file_is_blocked() -> None:
 
 async def test_flag_mode_changes_nothing_but_adds_a_comment_before_the_final_event() -> None:
     stream = upstream(call("shell", DANGER))
-    outs, flt = await run(guard("flag"), stream)
+    outs, flt = await run(guard("flag"), "responses", stream)
     note = b": x-nerve-guard flagged shell rm deletes a home directory (~) recursively\n\n"
     assert joined(outs) == b"".join(stream[:-1]) + note + stream[-1]
     assert [j.tool for j in flt.flagged] == ["shell"]
@@ -176,9 +154,9 @@ async def test_flag_mode_changes_nothing_but_adds_a_comment_before_the_final_eve
 async def test_frames_holding_many_events_or_cut_anywhere_give_the_same_stream() -> None:
     stream = upstream(call("shell", HARMLESS), call("shell", DANGER, 1))
     blob = b"".join(stream)
-    whole, _ = await run(guard(), [blob])
-    cut, _ = await run(guard(), [blob[i : i + 13] for i in range(0, len(blob), 13)])
-    one_by_one, _ = await run(guard(), stream)
+    whole, _ = await run(guard(), "responses", [blob])
+    cut, _ = await run(guard(), "responses", [blob[i : i + 13] for i in range(0, len(blob), 13)])
+    one_by_one, _ = await run(guard(), "responses", stream)
     assert joined(whole) == joined(cut) == joined(one_by_one)
     check(joined(whole))
 
@@ -189,7 +167,7 @@ async def test_a_call_the_response_ends_without_finishing_is_judged_on_the_final
         i for i, f in enumerate(stream) if f.startswith(b"event: response.output_item.done")
     )
     cut = [f for i, f in enumerate(stream) if i != done]  # the call's item is never done
-    outs, flt = await run(guard(), cut)
+    outs, flt = await run(guard(), "responses", cut)
     assert [j.tool for j in flt.blocked] == ["shell"] and b"rm -rf" not in joined(outs).split(
         b"nerve blocked")[0]  # fmt: skip
 
@@ -200,7 +178,7 @@ async def test_an_event_for_a_call_already_judged_fails_safe() -> None:
     late = b'event: response.function_call_arguments.delta\ndata: {"type":"response.function_' \
         b'call_arguments.delta","sequence_number":99,"output_index":0,"item_id":"fc_r1_0",' \
         b'"delta":"; rm -rf ~"}\n\n'  # fmt: skip
-    outs, flt = await run(guard(), [*stream[: done + 1], late, *stream[done + 1 :]])
+    outs, flt = await run(guard(), "responses", [*stream[: done + 1], late, *stream[done + 1 :]])
     blob = joined(outs)
     assert blob.endswith(b"\n\n") and b"event: error\n" in blob and b"rm -rf" not in blob
     assert flt.error is not None and "continued after it was judged" in flt.error
