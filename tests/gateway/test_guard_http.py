@@ -217,3 +217,20 @@ def test_responses_stream_a_blocked_call_never_arrives(oai, upstream, route):
     assert "response.function_call_arguments.delta" not in seen
     assert [i.type for i in final.output] == ["message"]
     assert "nerve blocked the tool call shell" in final.output_text
+
+
+def test_a_stream_cut_after_a_blocked_call_fails_without_showing_it(oai, upstream):
+    """The upstream dies after the call's last piece: `response.failed` repeats the output so
+    far, and the call in it is judged and replaced like any other."""
+    upstream.script(Reply(tool_calls=[CODEX_RM], cut_after=3))
+    kinds, failed, text = [], [], ""
+    with oai.responses.create(model="default", input="tidy up", tools=[SHELL], store=False,
+                              stream=True) as stream:  # fmt: skip
+        for event in stream:
+            kinds.append(event.type)
+            text += event.delta if event.type == "response.output_text.delta" else ""
+            if event.type == "response.failed":
+                failed.append(event.response)
+    assert "response.function_call_arguments.delta" not in kinds and len(failed) == 1
+    assert not [item for item in failed[0].output if item.type == "function_call"]
+    assert "nerve blocked the tool call shell" in text

@@ -155,7 +155,11 @@ class Endpoint:
                 error = e
                 log.warning("STREAM CUT route=%s %s after its first frame: %s",
                             served.route, served.target, e.message)  # fmt: skip
-                await frame(self.dialect.error_frame(e, stream))
+                failure = self.dialect.error_frame(e, stream)
+                # Through the guard too: a Responses `response.failed` repeats the output so
+                # far, a held call included. What the guard keeps back carries no call.
+                for out in (await passage.frames(failure) if passage else None) or [failure]:
+                    await frame(out)
 
         async def keepalive() -> None:
             while True:
