@@ -5,6 +5,7 @@ through the server; the exchange is then stored as turns another process can rec
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import time
@@ -150,3 +151,23 @@ def test_a_streamed_answer_is_stored_once_the_stream_has_ended(server, upstream,
     else:
         raise AssertionError(f"the streamed answer was never stored: {found}")
     assert "rasam?" in contents  # the question too, as its own turn
+
+
+def test_a_broken_store_never_fails_the_call(server, upstream, tmp_path):
+    """Another process breaks the store under the server (its tables dropped): recall and store
+    fail, are counted, and the client still gets its answer."""
+    with sqlite3.connect(tmp_path / "nerve.db") as db:
+        db.executescript("DROP TABLE records; DROP TABLE user_versions;")
+    upstream.script(Reply(text="still here"))
+    body = {"model": "default", "user": "asha",
+            "messages": [{"role": "user", "content": "what do I like to eat?"}]}  # fmt: skip
+    answer = httpx.post(f"{server.url}/v1/chat/completions", json=body)
+    assert answer.status_code == 200 and answer.headers["x-nerve-memory"] == "0"
+    assert answer.json()["choices"][0]["message"]["content"] == "still here"
+    assert upstream.requests[-1].body["messages"] == body["messages"]  # sent as it came
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # the store fails after the answer, off its path
+        memory = httpx.get(f"{server.url}/stats").json()["traffic"]["memory"]
+        if memory.get("failures", 0) >= 2:
+            break
+    assert memory["failures"] >= 2 and "stored" not in memory, memory
