@@ -129,3 +129,22 @@ def test_model_references_must_name_a_route_or_a_provider_model(key):
     with pytest.raises(ConfigError) as info:
         parse_config({**base, section: {field: "nope"}}, environ={})
     assert info.value.path == f"{section}.{field}"
+
+
+@pytest.mark.parametrize(
+    ("traffic", "path"),
+    [
+        ({"guard": {"tool_calls": "maybe"}}, "routes[0].guard.tool_calls"),
+        ({"guard": {"tools": {"Bash": "python"}}}, "routes[0].guard.tools.Bash.kind"),
+        ({"guard": {"tools": {"Bash": {"kind": "shell", "arg": "cmd"}}}},
+         "routes[0].guard.tools.Bash.arg"),
+        ({"memory": {"recall": "sometimes"}}, "routes[0].memory.recall"),
+        ({"memory": {"remember": True}}, "routes[0].memory.remember"),
+    ],
+)  # fmt: skip
+def test_a_bad_guard_or_path_memory_setting_names_its_key(traffic, path):
+    route = {"name": "default", "model": {"provider": "p", "model": "m"}, **traffic}
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"providers": [{"name": "p", "base_url": "http://x"}], "routes": [route]},
+                     environ={})  # fmt: skip
+    assert caught.value.path == path
