@@ -137,9 +137,8 @@ class Endpoint:
             await send({"type": "http.response.body", "body": body, "more_body": True})
             last = loop.time()
 
-        async def relay(
-            body: bytes,
-        ) -> None:  # through the guard: a tool call waits for its verdict
+        async def relay(body: bytes) -> None:
+            # Through the guard: a tool call's frames wait for its verdict.
             for out in await passage.frames(body) if passage is not None else (body,):
                 await frame(out)
 
