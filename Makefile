@@ -65,6 +65,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/gateway.py $(ARGS)
 	$(BIN)/python bench/protocols.py
 	$(BIN)/python bench/guard.py
+	$(BIN)/python bench/guard_http.py
 	$(BIN)/python bench/path_memory.py
 	$(BIN)/python bench/replicas.py
 	$(BIN)/python bench/access.py

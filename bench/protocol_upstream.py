@@ -5,8 +5,9 @@
 
 Answers, with bodies built once at import (fixed ids and timestamps, the same ~20-piece reply):
 POST /v1/chat/completions (chat.completion JSON), POST /v1/messages (Anthropic message JSON),
-POST /v1/responses (Response JSON), and GET /health. When the request body has "stream": true
-each answers its protocol's SSE stream instead, one write per event:
+POST /v1/responses (Response JSON), and GET /health; a chat request for a model of
+TOOL_COMMANDS gets a Bash tool call instead (bench/guard_http.py). When the request body has
+"stream": true each answers its protocol's SSE stream instead, one write per event:
 
     chat       role chunk, 20 content chunks, finish chunk, usage chunk, [DONE]
     messages   message_start, content_block_start, ping, 20 text_delta, content_block_stop,
@@ -286,22 +287,60 @@ def _response_events() -> list[bytes]:
 RESPONSE_EVENTS = _response_events()
 
 
+# -- chat tool calls (bench/guard_http.py): the model name says which command ------------------
+
+TOOL_COMMANDS = {"bench-tool-ls": "ls -la", "bench-tool-rm": "rm -rf ~"}
+
+
+def _tool_answers(command: str) -> tuple[bytes, list[bytes]]:
+    """A Bash call of `command`: the answer, and its stream with the arguments in 20 pieces."""
+    arguments = orjson.dumps({"command": command, "description": REPLY}).decode()
+    call = {"id": "call_bench1", "type": "function",
+            "function": {"name": "Bash", "arguments": arguments}}  # fmt: skip
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}
+    body = orjson.dumps({"id": CHAT_ID, "object": "chat.completion", "created": CREATED,
+                         "model": MODEL, "choices": [choice], "usage": CHAT_USAGE})  # fmt: skip
+    step = -(-len(arguments) // 20)
+    pieces = [arguments[i : i + step] for i in range(0, len(arguments), step)]
+    head = {"index": 0, "id": call["id"], "type": "function",
+            "function": {"name": "Bash", "arguments": ""}}  # fmt: skip
+    events = [
+        _chat_delta({"role": "assistant", "content": None, "tool_calls": [head]}),
+        *(_chat_delta({"tool_calls": [{"index": 0, "function": {"arguments": p}}]})
+          for p in pieces),
+        _chat_delta({}, "tool_calls"),
+        _chat_chunk([], CHAT_USAGE),
+        b"data: [DONE]\n\n",
+    ]  # fmt: skip
+    return body, events
+
+
+CHAT_TOOLS = {model: _tool_answers(command) for model, command in TOOL_COMMANDS.items()}
+
+
 # -- HTTP -------------------------------------------------------------------------------------
 
 
-def answer(json_body: bytes, events: list[bytes], delay: float) -> Any:
+def answer(
+    json_body: bytes, events: list[bytes], delay: float,
+    by_model: dict[str, tuple[bytes, list[bytes]]] | None = None,
+) -> Any:  # fmt: skip
     async def handle(request: web.Request) -> web.StreamResponse:
         try:
             body = orjson.loads(await request.read())
         except orjson.JSONDecodeError:
             return web.json_response({"error": {"message": "bad JSON"}}, status=400)
-        if not (isinstance(body, dict) and body.get("stream") is True):
-            return web.Response(body=json_body, content_type="application/json")
+        ok = isinstance(body, dict)
+        answers = by_model.get(body.get("model")) if by_model and ok else None
+        plain, stream = answers or (json_body, events)
+        if not (ok and body.get("stream") is True):
+            return web.Response(body=plain, content_type="application/json")
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
         await response.prepare(request)
-        for event in events:
+        for event in stream:
             await response.write(event)
             if delay:
                 await asyncio.sleep(delay)
@@ -317,7 +356,7 @@ async def health(request: web.Request) -> web.Response:
 
 def make_app(delay: float = 0.0) -> web.Application:
     app = web.Application()
-    app.router.add_post("/v1/chat/completions", answer(CHAT_JSON, CHAT_EVENTS, delay))
+    app.router.add_post("/v1/chat/completions", answer(CHAT_JSON, CHAT_EVENTS, delay, CHAT_TOOLS))
     app.router.add_post("/v1/messages", answer(MESSAGE_JSON, MESSAGE_EVENTS, delay))
     app.router.add_post("/v1/responses", answer(RESPONSE_JSON, RESPONSE_EVENTS, delay))
     app.router.add_get("/health", health)

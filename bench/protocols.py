@@ -337,8 +337,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def start(procs: Processes, workdir: Path, args: argparse.Namespace) -> tuple[int, int]:
-    """The upstream, then nerve in front of it; both answering before this returns."""
+def start(
+    procs: Processes, workdir: Path, args: argparse.Namespace, template: str = CONFIG_TEMPLATE
+) -> tuple[int, int]:
+    """The upstream, then nerve in front of it (configured by `template`), both answering."""
     port_file = workdir / "upstream.port"
     cmd = [sys.executable, "-m", "bench.protocol_upstream", "--host", HOST]
     cmd += ["--port-file", str(port_file), "--chunk-delay-ms", str(args.chunk_delay_ms)]
@@ -348,7 +350,7 @@ def start(procs: Processes, workdir: Path, args: argparse.Namespace) -> tuple[in
     except RuntimeError as e:
         raise RuntimeError(f"{e}\nupstream log:\n{procs.log_tail(upstream)}") from None
     config = workdir / "nerve.yaml"
-    config.write_text(CONFIG_TEMPLATE.format(host=HOST, port=up_port))
+    config.write_text(template.format(host=HOST, port=up_port))
     port = free_port()
     cmd = shlex.split(default_gateway_cmd().format(config=config, port=port))
     log(f"upstream on port {up_port}; gateway: {shlex.join(cmd)}")
