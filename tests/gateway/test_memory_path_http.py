@@ -17,6 +17,7 @@ import openai
 import pytest
 import yaml
 
+from nerve.config import parse_config
 from tests.conftest import make_config
 from tests.fakes.upstream import Reply
 
@@ -171,3 +172,26 @@ def test_a_broken_store_never_fails_the_call(server, upstream, tmp_path):
         if memory.get("failures", 0) >= 2:
             break
     assert memory["failures"] >= 2 and "stored" not in memory, memory
+
+
+def test_recall_does_not_make_equal_models_skip_their_turn(serve, upstream, store_file, tmp_path):
+    """A recalled block is routed again only where it could send the request private, so the
+    round-robin of a tag target still advances once per request."""
+    cli(store_file, "facts", "--user", "asha", "--entity", "asha", "--attribute", "diet",
+        "--value", "vegetarian")  # fmt: skip
+    models = [{"name": "a", "tags": ["big"]}, {"name": "b", "tags": ["big"]}]
+    config = parse_config({
+        "providers": [{"name": "chat", "base_url": upstream.openai_base_url, "models": models}],
+        "routes": [{"name": "default", "model": {"tags": ["big"]}, "memory": {"recall": True}}],
+        "storage": {"url": f"sqlite:///{tmp_path / 'nerve.db'}"},
+    }, environ={})  # fmt: skip
+    server = serve(config)
+    upstream.script(*[Reply(text="ok")] * 4)
+    body = {"model": "auto", "user": "asha",
+            "messages": [{"role": "user", "content": "what is my diet?"}]}  # fmt: skip
+    served = []
+    for _ in range(4):
+        answer = httpx.post(f"{server.url}/v1/chat/completions", json=body)
+        assert int(answer.headers["x-nerve-memory"]) >= 1
+        served.append(answer.headers["x-nerve-model"])
+    assert served == ["a", "b", "a", "b"]

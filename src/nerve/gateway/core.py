@@ -185,6 +185,12 @@ class Gateway:
                 return ref
         return model
 
+    def may_turn_private(self, plan: Plan, private: bool) -> bool:
+        """Whether text added to the request (recalled memory) could send `plan` private: it was
+        routed by `auto`, not to a private route, and a private route looks for personal data."""
+        decided = plan.decision is not None and not self.routes[plan.route].private
+        return decided and not private and bool(self.router.when.private)
+
     def _local_only(self, plan: Plan, why: str) -> Plan:
         local = tuple(t for t in plan.targets if t.provider in self._local)
         if not local:

@@ -67,9 +67,10 @@ class Endpoint:
                 passage = self.traffic.passage(dialect.wire, plan, principal, headers, view)
             if passage is not None and passage.recalls:
                 body = await passage.recall(body)
-                if passage.recalled:  # routed again with what it added: personal data in
-                    view = dialect.view(body)  # the block goes private; admission counts it
-                    plan = self._plan(view, body, principal, private)
+                if passage.recalled:
+                    view = dialect.view(body)  # admission counts the block's tokens too
+                    if self.gateway.may_turn_private(plan, private):  # personal data in it
+                        plan = self._plan(view, body, principal, private)  # goes private
             ticket = await self.keys.admit(principal, view, plan)  # limits, budget, 1st gate
             request = Incoming(body, headers)
             if body.get("stream"):
