@@ -195,6 +195,7 @@ class GatewayState:
         if config.limits.rate != self.config.limits.rate:
             self.limiter = self.resilience.limiter_for(config.limits.rate)
         self.stats.set_prices(config.prices)
+        self.path_memory.max_contexts = config.memory.max_contexts  # its stores in flight stay
         self.config = config
         self._gateway = gateway
         self.keys.prices = config.prices  # the keys' limiters keep their state
