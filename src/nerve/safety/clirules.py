@@ -320,7 +320,7 @@ def sql_client(inv: Invocation, stdin_text: str | None) -> Finding:
         texts.append(stdin_text)
     best = LOW
     for text in texts:
-        found = check_sql(text)
+        found = check_sql(text, inv.ctx.scope)
         if found.risk != "low":
             best = higher(best, Finding(found.risk, f"{inv.prog}: {found.reason}"))
     return best

@@ -14,6 +14,7 @@ from typing import Any
 
 from nerve.safety.actions import check_action, check_text
 from nerve.safety.risk import intent_risk
+from nerve.safety.scope import DEFAULT_SCOPE, Scope
 from nerve.safety.shell import check_shell
 from nerve.safety.sql import analyze_sql
 from nerve.safety.verdict import Finding, Kind, RiskLevel, Verdict, higher, risk_rank
@@ -27,22 +28,22 @@ _MAX_CODE = 64_000
 _MAX_TEXT = 512_000
 
 
-def _sql_or_shell(content: str) -> Finding:
-    found, is_sql = analyze_sql(content)
+def _sql_or_shell(content: str, scope: Scope) -> Finding:
+    found, is_sql = analyze_sql(content, scope)
     if not is_sql and not found.blocks:  # not SQL (mysqladmin drop db): judge it as a command
-        found = higher(found, check_shell(content))
+        found = higher(found, check_shell(content, scope))
     return found
 
 
-_ANALYSERS: dict[str, Callable[[str], Finding]] = {
+_ANALYSERS: dict[str, Callable[[str, Scope], Finding]] = {
     "shell": check_shell,
     "sql": _sql_or_shell,
-    "text": check_text,
-    "action": check_action,
+    "text": lambda content, _scope: check_text(content),
+    "action": lambda content, _scope: check_action(content),
 }
 
 
-def _finding(kind: str, content: object) -> Finding:
+def _finding(kind: str, content: object, scope: Scope) -> Finding:
     analyse = _ANALYSERS.get(kind) if isinstance(kind, str) else None
     if analyse is None:
         return Finding("high", f"unknown kind {kind!r}: expected shell, sql, text or action")
@@ -52,13 +53,14 @@ def _finding(kind: str, content: object) -> Finding:
         return Finding("high", f"{kind} input of {len(content):,} characters is too long to judge")
     if not content.strip():
         return Finding("low", "empty input")
-    return analyse(content)
+    return analyse(content, scope)
 
 
-def check_rules(kind: Kind, content: str) -> Verdict:
-    """Layer 1 (SF-1): rule-based verdict; high and critical risks block, nothing raises."""
+def check_rules(kind: Kind, content: str, scope: Scope = DEFAULT_SCOPE) -> Verdict:
+    """Layer 1 (SF-1): rule-based verdict; high and critical risks block, nothing raises.
+    `scope` gives the workspace paths are judged against and the SQL mode and dialect."""
     try:
-        found = _finding(kind, content)
+        found = _finding(kind, content, scope)
     except Exception as exc:  # a bug must not open the gate: fail closed, say why
         found = Finding("high", f"could not be analysed ({type(exc).__name__})")
     if found.blocks:
@@ -80,14 +82,21 @@ class SafetyEngine:
         self.judge = judge
         self.judge_timeout = judge_timeout
 
-    async def check(self, kind: Kind, content: str, *, intent: str | None = None) -> Verdict:
+    async def check(
+        self,
+        kind: Kind,
+        content: str,
+        *,
+        intent: str | None = None,
+        scope: Scope = DEFAULT_SCOPE,
+    ) -> Verdict:
         try:
-            return await self._check(kind, content, intent)
+            return await self._check(kind, content, intent, scope)
         except Exception as exc:  # never raise into the agent loop
             return Verdict(False, "high", f"safety check failed ({type(exc).__name__})", "rule")
 
-    async def _check(self, kind: Kind, content: str, intent: str | None) -> Verdict:
-        rules = check_rules(kind, content)
+    async def _check(self, kind: Kind, content: str, intent: str | None, scope: Scope) -> Verdict:
+        rules = check_rules(kind, content, scope)
         if not rules.allowed:
             return rules
         risk: RiskLevel = rules.risk_level

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nerve.safety.lexer import Command
+from nerve.safety.scope import DEFAULT_SCOPE, Scope
 from nerve.safety.verdict import Finding
 
 __all__ = ["Ctx", "Invocation", "flags_of", "positionals"]
@@ -22,12 +23,15 @@ class Ctx:
     remote: bool = False
     env: dict[str, str] = field(default_factory=dict)
     version: int = 0  # bumped on every assignment: a line judged at this version means the same
+    scope: Scope = DEFAULT_SCOPE  # the workspace and SQL mode the check was asked under
 
     def nested(self, text: str, label: str, *, remote: bool = False) -> Finding:
         """Judge text that this command will run as a script (bash -c, eval, ssh host CMD)."""
         if self.depth >= _MAX_NESTING:
             return Finding("high", f"{label}: commands nested too deeply to analyse")
-        inner = Ctx(self.analyze, self.depth + 1, self.remote or remote, dict(self.env))
+        inner = Ctx(
+            self.analyze, self.depth + 1, self.remote or remote, dict(self.env), scope=self.scope
+        )
         found = self.analyze(text, inner)
         if found.risk == "low":
             return found

@@ -23,6 +23,7 @@ from nerve.safety.inline import CODE_FLAGS, api_calls, awk, interpreter
 from nerve.safety.invocation import Ctx, Invocation
 from nerve.safety.lexer import SUB, Command, Script, lex
 from nerve.safety.normalize import normalize
+from nerve.safety.scope import DEFAULT_SCOPE, Scope
 from nerve.safety.segments import split
 from nerve.safety.servicerules import SERVICE_RULES
 from nerve.safety.toolrules import TOOL_RULES
@@ -289,9 +290,9 @@ def _nested(text: str, ctx: Ctx) -> Finding:
     return _analyze(text, ctx) if may_matter(text, ctx.env) else LOW
 
 
-def check_shell(text: str) -> Finding:
-    """Layer-1 judgement of a shell command line (or script)."""
+def check_shell(text: str, scope: Scope = DEFAULT_SCOPE) -> Finding:
+    """Layer-1 judgement of a shell command line (or script), run in `scope`'s workspace."""
     text = normalize(text)
     if not may_matter(text, {}):
         return LOW
-    return _analyze(text, Ctx(_nested))
+    return _analyze(text, Ctx(_nested, scope=scope))

@@ -23,6 +23,7 @@ import sqlglot
 from sqlglot import exp
 
 from nerve.safety.normalize import normalize
+from nerve.safety.scope import DEFAULT_SCOPE, Scope
 from nerve.safety.verdict import LOW, Finding, RiskLevel, higher, wordset
 
 __all__ = ["analyze_sql", "check_sql"]
@@ -280,7 +281,7 @@ def _exec(stmt: list[_Tok]) -> Finding:
     return Finding("medium", f"EXEC runs the stored procedure {nxt.text}, whose effect is unseen")
 
 
-def analyze_sql(text: str) -> tuple[Finding, bool]:
+def analyze_sql(text: str, scope: Scope = DEFAULT_SCOPE) -> tuple[Finding, bool]:
     """The first blocking statement's finding (else the riskiest), and whether the text read
     as SQL at all. Statements are judged in order; judging stops at a high or critical one."""
     text = normalize(text)
@@ -379,5 +380,5 @@ def _split(source: str) -> tuple[str, str, list[tuple[int, int]]]:
     )
 
 
-def check_sql(text: str) -> Finding:
-    return analyze_sql(text)[0]
+def check_sql(text: str, scope: Scope = DEFAULT_SCOPE) -> Finding:
+    return analyze_sql(text, scope)[0]
