@@ -153,5 +153,5 @@ def check_text(text: str) -> Finding:
             best = higher(best, _code(line))
     found = _phrases(_CODE_SPAN.sub(" ", text))
     if found.risk != "low":
-        found = Finding(found.risk, f"the text {found.reason}")
+        found = found.labelled("the text ")
     return higher(best, found)

@@ -322,7 +322,7 @@ def sql_client(inv: Invocation, stdin_text: str | None) -> Finding:
     for text in texts:
         found = check_sql(text, inv.ctx.scope)
         if found.risk != "low":
-            best = higher(best, Finding(found.risk, f"{inv.prog}: {found.reason}"))
+            best = higher(best, found.labelled(f"{inv.prog}: "))
     return best
 
 

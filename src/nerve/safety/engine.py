@@ -64,8 +64,8 @@ def check_rules(kind: Kind, content: str, scope: Scope = DEFAULT_SCOPE) -> Verdi
     except Exception as exc:  # a bug must not open the gate: fail closed, say why
         found = Finding("high", f"could not be analysed ({type(exc).__name__})")
     if found.blocks:
-        return Verdict(False, found.risk, found.reason, "rule")
-    return Verdict(True, found.risk, found.reason, None)
+        return Verdict(False, found.risk, found.reason, "rule", found.category)
+    return Verdict(True, found.risk, found.reason, None, found.category)
 
 
 def _max(a: RiskLevel, b: RiskLevel) -> RiskLevel:
@@ -102,7 +102,13 @@ class SafetyEngine:
         risk: RiskLevel = rules.risk_level
         reasons = [rules.reason] if risk != "low" else []
         if risk == "medium" and self.strict:
-            return Verdict(False, risk, f"strict mode blocks medium risk: {rules.reason}", "rule")
+            return Verdict(
+                False,
+                risk,
+                f"strict mode blocks medium risk: {rules.reason}",
+                "rule",
+                rules.category,
+            )
         if intent is not None:
             level = intent_risk(intent)
             if risk_rank(level) >= 2 or (level == "medium" and self.strict):

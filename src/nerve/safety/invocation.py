@@ -35,7 +35,7 @@ class Ctx:
         found = self.analyze(text, inner)
         if found.risk == "low":
             return found
-        return Finding(found.risk, f"{label}: {found.reason}")
+        return found.labelled(f"{label}: ")
 
 
 @dataclass(slots=True)

@@ -251,7 +251,7 @@ def _walk(script: Script, ctx: Ctx, label: str = "") -> Finding:
             found = _command(cmd, ctx, upstream)
             if found.risk != "low":
                 if label:
-                    found = Finding(found.risk, f"{label}: {found.reason}")
+                    found = found.labelled(f"{label}: ")
                 if found.blocks:
                     return found
                 best = higher(best, found)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 __all__ = [
     "BlockedBy",
+    "Category",
     "Finding",
     "Kind",
     "RiskLevel",
@@ -18,6 +19,18 @@ __all__ = [
 
 RiskLevel = Literal["low", "medium", "high", "critical"]
 BlockedBy = Literal["rule", "risk", "llm"]
+# What kind of harm a rule found, when it names one: a client can tell "the agent tried to
+# read ~/.aws/credentials" from "the agent tried to delete the repository" without parsing text.
+Category = Literal[
+    "destructive",  # deletes or overwrites data, disks, history, infrastructure
+    "workspace",  # changes files outside the workspace the check was given
+    "system",  # changes the operating system's own files, users, services or boot
+    "persistence",  # plants something that runs later: shell rc files, keys, cron, services
+    "credentials",  # reads or sends secrets: keys, tokens, password files
+    "exfiltration",  # sends local data or a shell to another host
+    "read_only",  # a write refused because the check asked for reads only
+    "code",  # runs code nerve cannot see (downloaded, decoded, computed)
+]
 Kind = Literal["shell", "sql", "text", "action"]
 
 _RANK: dict[str, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
@@ -29,12 +42,14 @@ def risk_rank(level: RiskLevel) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """`{allowed, risk_level, reason, blocked_by}`: blocked_by is None when allowed."""
+    """`{allowed, risk_level, reason, blocked_by, category}`: blocked_by is None when allowed;
+    category is None when no rule named one."""
 
     allowed: bool
     risk_level: RiskLevel
     reason: str
     blocked_by: BlockedBy | None
+    category: Category | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -42,6 +57,7 @@ class Verdict:
             "risk_level": self.risk_level,
             "reason": self.reason,
             "blocked_by": self.blocked_by,
+            "category": self.category,
         }
 
 
@@ -51,10 +67,15 @@ class Finding:
 
     risk: RiskLevel
     reason: str
+    category: Category | None = None
 
     @property
     def blocks(self) -> bool:
         return _RANK[self.risk] >= 2
+
+    def labelled(self, label: str) -> Finding:
+        """The same finding, its reason prefixed with where it was found."""
+        return Finding(self.risk, f"{label}{self.reason}", self.category)
 
 
 LOW = Finding("low", "no dangerous operation found")
