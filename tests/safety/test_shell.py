@@ -372,5 +372,6 @@ def test_a_verdict_names_the_reason_and_the_layer() -> None:
         "risk_level": "critical",
         "reason": verdict.reason,
         "blocked_by": "rule",
+        "category": verdict.category,
     }
     assert "/etc" in verdict.reason
