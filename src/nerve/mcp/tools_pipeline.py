@@ -16,7 +16,7 @@ from nerve.mcp.server import caller
 from nerve.memory.fields import TEXT
 from nerve.memory.fields import UserId as MemoryUser
 from nerve.pipeline.process import MAX_TEXT_CHARS, ProcessResult
-from nerve.safety import BlockedBy, Kind, RiskLevel
+from nerve.safety import BlockedBy, Category, Kind, RiskLevel
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -40,6 +40,11 @@ class VerdictOut(BaseModel):
     risk_level: RiskLevel
     reason: str
     blocked_by: BlockedBy | None = Field(description="rule, risk or llm; null when allowed")
+    category: Category | None = Field(
+        None,
+        description="the kind of harm its rule found (destructive, workspace, system, "
+        "persistence, credentials, exfiltration, read_only, code); null when none was named",
+    )
 
 
 class LanguageOut(BaseModel):

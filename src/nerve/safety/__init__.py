@@ -13,16 +13,21 @@ verb says what it does (`tool thing delete`) needs nothing: clirules.generic_cli
 from nerve.safety.engine import Judge, SafetyEngine, check_rules
 from nerve.safety.execute import SafeShell, ShellResult
 from nerve.safety.risk import INTENT_RISK
-from nerve.safety.verdict import BlockedBy, Kind, RiskLevel, Verdict
+from nerve.safety.scope import DEFAULT_SCOPE, Scope, ScopeError
+from nerve.safety.verdict import BlockedBy, Category, Kind, RiskLevel, Verdict
 
 __all__ = [
+    "DEFAULT_SCOPE",
     "INTENT_RISK",
     "BlockedBy",
+    "Category",
     "Judge",
     "Kind",
     "RiskLevel",
     "SafeShell",
     "SafetyEngine",
+    "Scope",
+    "ScopeError",
     "ShellResult",
     "Verdict",
     "check_rules",
