@@ -16,6 +16,7 @@ async def test_check_safety_blocks_a_destructive_command_with_the_verdict(call: 
         "risk_level": "critical",
         "reason": "rm deletes the root directory (/) recursively",
         "blocked_by": "rule",
+        "category": "destructive",
     }
 
 
