@@ -49,6 +49,43 @@ def test_safety_check_batch_from_stdin():
     assert result.exit_code == 0
 
 
+def test_safety_check_judges_paths_against_cwd_and_roots(tmp_path):
+    """SF-1: --cwd is the workspace unless --root names others; outside it is refused."""
+    proj = str(tmp_path / "proj")
+    inside = run(["safety", "check", "--kind", "shell", "--cwd", proj, "rm -rf build"])
+    assert inside.exit_code == 0, inside.output
+    outside = run(["safety", "check", "--kind", "shell", "--cwd", proj, "rm -rf ../other"])
+    assert outside.exit_code == 1 and json.loads(outside.output)["category"] == "workspace"
+    extra = ["--root", proj, "--root", str(tmp_path / "cache")]
+    rooted = run(["safety", "check", "--kind", "shell", "--cwd", proj, *extra, "rm -rf ../cache/x"])
+    assert rooted.exit_code == 0, rooted.output
+
+
+def test_safety_check_read_only_refuses_writes_and_dialect_changes_comments():
+    sql = ["safety", "check", "--kind", "sql"]
+    assert run([*sql, "DELETE FROM t WHERE id = 1"]).exit_code == 0
+    refused = run([*sql, "--read-only", "DELETE FROM t WHERE id = 1"])
+    assert refused.exit_code == 1 and json.loads(refused.output)["category"] == "read_only"
+    assert run([*sql, "--read-only", "SELECT * FROM t"]).exit_code == 0
+    assert run([*sql, "--dialect", "postgres", "SELECT 1 --1;DROP TABLE t"]).exit_code == 0
+    assert run([*sql, "--dialect", "mysql", "SELECT 1 --1;DROP TABLE t"]).exit_code == 1
+    bad = run([*sql, "--dialect", "db2", "SELECT 1"])
+    assert bad.exit_code == 2 and "db2" in bad.output
+
+
+def test_the_cli_and_config_offer_the_dialects_the_engine_knows():
+    from typing import get_args
+
+    from nerve.cli.understand import SQL_DIALECTS
+    from nerve.config_sections import GuardConfig
+    from nerve.safety.scope import DIALECTS, MODES
+
+    assert SQL_DIALECTS == DIALECTS
+    fields = GuardConfig.model_fields
+    assert get_args(fields["sql_dialect"].annotation) == DIALECTS
+    assert get_args(fields["sql_mode"].annotation) == MODES
+
+
 def test_safety_check_needs_a_kind():
     result = run(["safety", "check", "ls"])
     assert result.exit_code == 2 and "--kind" in result.output

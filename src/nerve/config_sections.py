@@ -68,6 +68,20 @@ class GuardConfig(_Strict):
 
     tool_calls: Literal["block", "flag", "off"] = "flag"
     tools: dict[str, ToolRule] = {}
+    # The directories the agents' commands may change (absolute): deleting or overwriting
+    # outside them is blocked. Empty: paths are judged by their kind alone (/, ~, /etc...).
+    workspace: list[str] = []
+    # read_only: a tool call's SQL may only read (SELECT, SHOW, EXPLAIN without ANALYZE).
+    sql_mode: Literal["default", "read_only"] = "default"
+    sql_dialect: Literal["any", "postgres", "mysql", "mariadb", "sqlite", "mssql", "oracle"] = "any"
+
+    @field_validator("workspace")
+    @classmethod
+    def _absolute_roots(cls, v: list[str]) -> list[str]:
+        bad = [root for root in v if not root.startswith("/")]
+        if bad:
+            raise ValueError(f"workspace directories must be absolute paths, got {bad[0]!r}")
+        return v
 
     @field_validator("tools", mode="before")
     @classmethod

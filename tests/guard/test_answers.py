@@ -180,6 +180,29 @@ async def test_user_rules_decide_before_the_defaults() -> None:
     assert out.body is raw and out.blocked == ()
 
 
+async def test_a_configured_workspace_blocks_deletes_outside_it_and_allows_inside() -> None:
+    """TP-1 with SF-1's workspace: `guard.workspace` is what the agents may change."""
+    g = guard(workspace=["/srv/app"])
+    inside = body("chat", call("shell", {"command": "rm -rf /srv/app/build"}))
+    assert (await g.judge_body("chat", inside)).body is inside
+    outside = body("chat", call("shell", {"command": "rm -rf /srv/data"}))
+    out = await g.judge_body("chat", outside)
+    assert [j.verdict.category for j in out.blocked] == ["workspace"]
+
+
+async def test_sql_mode_read_only_blocks_a_write_the_default_mode_lets_through() -> None:
+    write = body("chat", call("run_sql", {"sql": "INSERT INTO notes VALUES (1, 'x')"}))
+    rules = {"run_sql": {"kind": "sql", "field": "sql"}}
+    assert (await guard(tools=rules).judge_body("chat", write)).body is write
+    out = await guard(tools=rules, sql_mode="read_only").judge_body("chat", write)
+    assert [j.verdict.category for j in out.blocked] == ["read_only"]
+
+
+def test_a_relative_workspace_directory_is_a_config_error() -> None:
+    with pytest.raises(ValueError, match="absolute"):
+        guard(workspace=["srv/app"])
+
+
 def test_the_answer_sent_when_the_guard_fails_is_valid_in_every_format() -> None:
     text = "nerve's tool-call guard failed (KeyError); the tool calls were withheld."
     chat = ChatCompletion.model_validate(withheld("chat", {"id": "x", "model": "m"}, text))

@@ -20,6 +20,19 @@ async def test_check_safety_blocks_a_destructive_command_with_the_verdict(call: 
     }
 
 
+async def test_check_safety_takes_the_workspace_and_the_sql_mode(call: Call) -> None:
+    """SF-1 over MCP: the same scope as POST /api/safety/check."""
+    inside = await call("check_safety", kind="shell", content="rm -rf dist", cwd="/w/proj")
+    assert inside.structured_content["allowed"] is True
+    outside = await call("check_safety", kind="shell", content="rm -rf /w/other", cwd="/w/proj")
+    assert outside.structured_content["category"] == "workspace"
+    write = await call("check_safety", kind="sql", content="INSERT INTO t VALUES (1)",
+                       mode="read_only")  # fmt: skip
+    assert write.structured_content["allowed"] is False
+    bad = await call("check_safety", kind="shell", content="ls", cwd="proj")
+    assert bad.is_error and "cwd" in text_of(bad) and "absolute" in text_of(bad)
+
+
 async def test_check_safety_allows_a_harmless_query_and_matches_the_python_api(
     call: Call, nerve_app: NerveApp
 ) -> None:

@@ -41,6 +41,36 @@ def test_safety_check_returns_a_verdict(server):
     assert r.json()["allowed"] is True
 
 
+def test_safety_check_judges_paths_against_the_workspace_it_is_given(server):
+    """SF-1: inside the workspace is the user's business; outside it is refused."""
+    scope = {"kind": "shell", "cwd": "/home/dev/proj"}
+    inside = post(server, "/api/safety/check", {**scope, "content": "rm -rf build dist"})
+    assert inside.status_code == 200 and inside.json()["allowed"] is True
+    outside = post(server, "/api/safety/check", {**scope, "content": "rm -rf ../other-proj"})
+    assert outside.json()["allowed"] is False
+    assert outside.json()["category"] == "workspace"
+    rooted = {**scope, "roots": ["/home/dev/proj", "/srv/cache"], "content": "rm -rf /srv/cache/x"}
+    assert post(server, "/api/safety/check", rooted).json()["allowed"] is True
+
+
+def test_safety_check_in_read_only_mode_lets_only_reads_through(server):
+    """SF-1: mode read_only refuses any SQL write, even one the default mode allows."""
+    write = {"kind": "sql", "content": "UPDATE users SET name = 'x' WHERE id = 1"}
+    assert post(server, "/api/safety/check", write).json()["allowed"] is True
+    refused = post(server, "/api/safety/check", {**write, "mode": "read_only"}).json()
+    assert refused["allowed"] is False and refused["category"] == "read_only"
+    read = {"kind": "sql", "content": "SELECT name FROM users WHERE id = 1", "mode": "read_only"}
+    assert post(server, "/api/safety/check", read).json()["allowed"] is True
+
+
+def test_safety_check_reads_sql_comments_as_the_dialect_does(server):
+    """SF-1: `--1` starts a comment in PostgreSQL but not in MySQL; `any` reads it strictest."""
+    body = {"kind": "sql", "content": "SELECT 1 --1;DROP TABLE users"}
+    assert post(server, "/api/safety/check", {**body, "dialect": "postgres"}).json()["allowed"]
+    assert not post(server, "/api/safety/check", {**body, "dialect": "mysql"}).json()["allowed"]
+    assert not post(server, "/api/safety/check", body).json()["allowed"]
+
+
 def test_language_detect_returns_the_five_lg2_keys(server):
     r = post(server, "/api/language/detect", {"text": "nenu office ki veltunnanu"})
     assert r.status_code == 200
@@ -67,6 +97,11 @@ def test_language_detect_returns_the_five_lg2_keys(server):
         ("/api/process", {"text": "hi", "surprise": 1}, "surprise"),
         ("/api/safety/check", {"kind": "python", "content": "x"}, "kind"),
         ("/api/safety/check", {"kind": "sql"}, "content"),
+        ("/api/safety/check", {"kind": "shell", "content": "ls", "cwd": "proj"}, "cwd"),
+        ("/api/safety/check", {"kind": "shell", "content": "ls", "roots": ["a/b"]}, "roots"),
+        ("/api/safety/check", {"kind": "shell", "content": "ls", "roots": "/a"}, "roots"),
+        ("/api/safety/check", {"kind": "sql", "content": "x", "mode": "readonly"}, "mode"),
+        ("/api/safety/check", {"kind": "sql", "content": "x", "dialect": "db2"}, "dialect"),
         ("/api/language/detect", {"text": ["a"]}, "text"),
         ("/api/language/detect", {"text": "x" * 100_001}, "text"),
     ],

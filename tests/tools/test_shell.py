@@ -36,6 +36,21 @@ async def test_dangerous_commands_and_bypasses_are_blocked_and_never_run(
     assert (outside / "canary.txt").read_text() == "still here"
 
 
+async def test_the_verdict_is_judged_against_the_workspace_the_shell_runs_in(
+    registry, context, workspace: Path, outside: Path
+) -> None:
+    """SF-1 + SF-5: a delete outside the workspace is a `workspace` verdict; inside, it runs."""
+    refused = await registry.execute(
+        "shell", json.dumps({"command": f"rm -rf {outside}"}), context()
+    )
+    assert refused.blocked and refused.content["category"] == "workspace"
+    (workspace / "build").mkdir()
+    (workspace / "build" / "x.o").write_text("x")
+    done = await registry.execute("shell", '{"command": "rm -rf build"}', context())
+    assert done.ok, done
+    assert not (workspace / "build").exists()
+
+
 async def test_an_allowed_command_runs_inside_the_workspace(
     registry, context, workspace: Path
 ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, cast
@@ -21,7 +22,11 @@ import orjson
 from nerve.cli.base import cli, fail, load
 from nerve.errors import NerveError
 
-__all__ = ["language_group", "process", "safety_group"]
+__all__ = ["SQL_DIALECTS", "language_group", "process", "safety_group"]
+
+# nerve.safety.scope.DIALECTS, spelled out: importing the safety package here would slow every
+# command's start (a test keeps the two equal).
+SQL_DIALECTS = ("any", "postgres", "mysql", "mariadb", "sqlite", "mssql", "oracle")
 
 
 def _items(text: str | None, jsonl: bool) -> Iterator[tuple[int, str | None, str | None]]:
@@ -93,29 +98,78 @@ def safety_group() -> None:
 @click.option("--kind", type=click.Choice(["shell", "sql", "text", "action"]), required=True)
 @click.argument("text", required=False)
 @click.option("--jsonl", is_flag=True, help='Read stdin as one {"text": ...} object per line.')
-@click.option("--strict", is_flag=True, help="Also block medium-risk intents.")
-def safety_check(kind: str, text: str | None, jsonl: bool, strict: bool) -> None:
+@click.option("--strict", is_flag=True, help="Also block medium-risk commands and intents.")
+@click.option(
+    "--cwd",
+    metavar="DIR",
+    help="Where the command runs; relative paths resolve against it and, without --root, it is "
+    "the workspace. Default: none (paths are judged by their kind alone).",
+)
+@click.option(
+    "--root",
+    "roots",
+    metavar="DIR",
+    multiple=True,
+    help="A workspace directory the agent may change (repeatable). Deleting or overwriting "
+    "outside the workspace is refused.",
+)
+@click.option("--read-only", is_flag=True, help="SQL may only read (SELECT, SHOW, EXPLAIN, ...).")
+@click.option(
+    "--dialect",
+    type=click.Choice(SQL_DIALECTS),
+    default="any",
+    show_default=True,
+    help="SQL dialect; 'any' takes the strictest reading (comments, escapes).",
+)
+def safety_check(
+    kind: str,
+    text: str | None,
+    jsonl: bool,
+    strict: bool,
+    cwd: str | None,
+    roots: tuple[str, ...],
+    read_only: bool,
+    dialect: str,
+) -> None:
     """Judge TEXT (or each stdin line) and print one verdict as JSON per item.
 
-    With TEXT, the exit code is 1 when it is blocked.
+    With TEXT, the exit code is 1 when it is blocked. --cwd and --root take paths as given
+    or relative to the current directory.
 
     \b
     Examples:
       nerve safety check --kind shell 'sudo rm -rf --no-preserve-root /'
+      nerve safety check --kind shell --cwd ~/proj 'rm -rf build'      # allowed: inside
+      nerve safety check --kind shell --cwd ~/proj 'rm -rf ../other'   # blocked: outside
+      nerve safety check --kind sql --read-only 'DELETE FROM t WHERE id = 1'
       nerve safety check --kind sql < statements.sql
     """
-    from nerve.safety import Kind, SafetyEngine
+    from nerve.safety import Kind, SafetyEngine, Scope, ScopeError
 
+    try:
+        scope = Scope.of(
+            _absolute(cwd),
+            [p for r in roots if (p := _absolute(r))],
+            "read_only" if read_only else "default",
+            dialect,
+        )
+    except ScopeError as exc:
+        raise click.BadParameter(exc.message) from None
     engine = SafetyEngine(strict=strict)
 
     async def judge(item: str) -> dict[str, Any]:
-        return (await engine.check(cast(Kind, kind), item)).to_dict()
+        return (await engine.check(cast(Kind, kind), item, scope=scope)).to_dict()
 
     if text is not None:
         verdict = asyncio.run(judge(text))
         click.echo(orjson.dumps(verdict))
         sys.exit(0 if verdict["allowed"] else 1)
     sys.exit(1 if asyncio.run(_each(None, jsonl, judge)) else 0)
+
+
+def _absolute(path: str | None) -> str | None:
+    """A path the user typed, made absolute the way their shell would (~, relative)."""
+    return os.path.abspath(os.path.expanduser(path)) if path else None
 
 
 @cli.command()

@@ -16,7 +16,8 @@ from nerve.mcp.server import caller
 from nerve.memory.fields import TEXT
 from nerve.memory.fields import UserId as MemoryUser
 from nerve.pipeline.process import MAX_TEXT_CHARS, ProcessResult
-from nerve.safety import BlockedBy, Category, Kind, RiskLevel
+from nerve.safety import BlockedBy, Category, Kind, RiskLevel, Scope
+from nerve.safety.scope import Dialect, Mode
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -95,11 +96,25 @@ def register(server: MCPServer[Any], app: NerveApp) -> None:
     async def check_safety(
         kind: Annotated[Kind, Field(description="shell, sql, text (a request) or action")],
         content: Annotated[str, Field(max_length=MAX_TEXT_CHARS)],
+        cwd: Annotated[
+            str | None,
+            Field(description="where the command runs (absolute path); the workspace if no roots"),
+        ] = None,
+        roots: Annotated[
+            list[str] | None,
+            Field(description="the workspace: absolute directories the agent may change"),
+        ] = None,
+        mode: Annotated[
+            Mode, Field(description="read_only: SQL may only read (SELECT, SHOW, EXPLAIN...)")
+        ] = "default",
+        dialect: Annotated[Dialect, Field(description="SQL dialect; any = strictest")] = "any",
     ) -> VerdictOut:
         """Judge a shell command, SQL statement, request text or action before running it:
-        {allowed, risk_level, reason, blocked_by}. Microseconds; no model call unless an LLM
-        judge is configured."""
-        verdict = await app.pipeline.safety.check(kind, content)
+        {allowed, risk_level, reason, blocked_by, category}. Pass `cwd` (and `roots`) so paths
+        are judged against the workspace: deleting inside it is the user's business, outside it
+        is refused. Microseconds; no model call unless an LLM judge is configured."""
+        scope = Scope.of(cwd, roots or (), mode, dialect)  # ScopeError: the caller's mistake
+        verdict = await app.pipeline.safety.check(kind, content, scope=scope)
         return VerdictOut.model_validate(verdict.to_dict())
 
     @server.tool()

@@ -15,13 +15,14 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from nerve.access import principal_of
 from nerve.language import detect
 from nerve.memory.fields import TEXT, UserId
 from nerve.pipeline.process import MAX_TEXT_CHARS, Pipeline
-from nerve.safety import Kind
+from nerve.safety import Kind, Scope, ScopeError
+from nerve.safety.scope import MAX_ROOTS, Dialect, Mode
 
 __all__ = ["pipeline_router"]
 
@@ -46,6 +47,28 @@ class ProcessBody(_Body):
 class SafetyBody(_Body):
     kind: Kind
     content: str = Field(max_length=MAX_TEXT_CHARS)
+    cwd: str | None = Field(
+        None, max_length=4096, description="Where the command runs (absolute); relative paths "
+        "resolve against it, and it is the workspace when `roots` is not given.",
+    )  # fmt: skip
+    roots: list[Annotated[str, Field(max_length=4096)]] = Field(
+        [], max_length=MAX_ROOTS, description="The workspace: absolute directories the agent may "
+        "change. Inside is the user's business; deleting or overwriting outside is refused.",
+    )  # fmt: skip
+    mode: Mode = Field("default", description="read_only: SQL may only read (SELECT, SHOW, ...).")
+    dialect: Dialect = Field("any", description="SQL dialect; any = the strictest reading.")
+
+    @field_validator("cwd", "roots")
+    @classmethod
+    def _absolute(cls, value: Any, info: Any) -> Any:
+        try:  # the same checks the verdict API makes, reported against the field
+            Scope.of(**{info.field_name: value})
+        except ScopeError as exc:
+            raise ValueError(str(exc).split(": ", 1)[-1]) from None
+        return value
+
+    def scope(self) -> Scope:
+        return Scope.of(self.cwd, self.roots, self.mode, self.dialect)
 
 
 class LanguageBody(_Body):
@@ -64,7 +87,7 @@ def pipeline_router(pipeline: Callable[[], Pipeline]) -> APIRouter:
 
     @router.post("/safety/check", summary="One safety verdict")
     async def safety_check(body: SafetyBody) -> dict[str, Any]:
-        verdict = await pipeline().safety.check(body.kind, body.content)
+        verdict = await pipeline().safety.check(body.kind, body.content, scope=body.scope())
         return verdict.to_dict()
 
     @router.post("/language/detect", summary="Languages, code-switching, normalized text")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nerve.safety.engine import SafetyEngine
+from nerve.safety.scope import Scope
 from nerve.safety.verdict import Verdict
 
 __all__ = ["MAX_TIMEOUT", "MIN_TIMEOUT", "SafeShell", "ShellResult"]
@@ -113,7 +114,8 @@ class SafeShell:
         if "\x00" in command:
             verdict = Verdict(False, "high", "the command contains a NUL byte", "rule")
             return self._refused(command, verdict, started)
-        verdict = await self.engine.check("shell", command)
+        roots = [str(root) for root in self.allowed]
+        verdict = await self.engine.check("shell", command, scope=Scope.of(str(workdir), roots))
         if not verdict.allowed:
             return self._refused(command, verdict, started)
         return await self._execute(command, workdir, timeout_seconds, verdict, started)

@@ -18,17 +18,28 @@ import posixpath
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-__all__ = ["DEFAULT_SCOPE", "DIALECTS", "MODES", "Dialect", "Mode", "Scope", "ScopeError"]
+from nerve.errors import RequestError
+
+__all__ = [
+    "DEFAULT_SCOPE",
+    "DIALECTS",
+    "MAX_ROOTS",
+    "MODES",
+    "Dialect",
+    "Mode",
+    "Scope",
+    "ScopeError",
+]
 
 Mode = Literal["default", "read_only"]
 Dialect = Literal["any", "postgres", "mysql", "mariadb", "sqlite", "mssql", "oracle"]
 MODES: tuple[str, ...] = get_args(Mode)
 DIALECTS: tuple[str, ...] = get_args(Dialect)
-_MAX_ROOTS = 32
+MAX_ROOTS = 32
 
 
-class ScopeError(ValueError):
-    """A scope the caller gave that cannot be used; the message says which field and why."""
+class ScopeError(RequestError):
+    """A scope the caller gave that cannot be used (a 400): the message names the field."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +62,8 @@ class Scope:
             raise ScopeError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         if dialect not in DIALECTS:
             raise ScopeError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
-        if len(roots) > _MAX_ROOTS:
-            raise ScopeError(f"at most {_MAX_ROOTS} roots, got {len(roots)}")
+        if len(roots) > MAX_ROOTS:
+            raise ScopeError(f"at most {MAX_ROOTS} roots, got {len(roots)}")
         clean_cwd = _absolute(cwd, "cwd") if cwd is not None else None
         clean_roots = tuple(_absolute(root, "roots") for root in roots)
         if not clean_roots and clean_cwd is not None:

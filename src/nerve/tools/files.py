@@ -12,6 +12,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from nerve.safety import Scope
+
 __all__ = ["FileSandbox", "PathNotAllowed"]
 
 
@@ -56,6 +58,11 @@ class FileSandbox:
             raise self._refuse(".")
         self.roots[0].mkdir(parents=True, exist_ok=True)
         return self.roots[0]
+
+    def scope(self) -> Scope:
+        """The workspace safety judges commands against: shells start in the first root."""
+        roots = [str(root) for root in self.roots]
+        return Scope.of(roots[0] if roots else None, roots)
 
     def read_text(self, path: str | Path) -> tuple[str, bool]:
         """The file's text (undecodable bytes replaced) and whether it was cut at the cap."""

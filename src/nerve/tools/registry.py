@@ -20,7 +20,7 @@ from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any, Literal, cast
 
-from nerve.safety import Kind
+from nerve.safety import DEFAULT_SCOPE, Kind
 from nerve.tools.base import Tool
 from nerve.tools.result import ToolContext, ToolError, ToolResult
 from nerve.tools.schema import ArgumentError
@@ -144,7 +144,9 @@ class ToolRegistry:
         content = tool.name if field is None else args.get(field)
         if content is None:  # an optional argument left out: nothing to judge
             return None
-        verdict = await ctx.services.safety.check(cast(Kind, kind), str(content))
+        # Commands are judged against the workspace they run in: deleting inside it is fine.
+        scope = ctx.services.files.scope() if kind in ("shell", "sql") else DEFAULT_SCOPE
+        verdict = await ctx.services.safety.check(cast(Kind, kind), str(content), scope=scope)
         if verdict.allowed:
             return None
         return ToolResult.failure(

@@ -27,6 +27,7 @@ from nerve.gateway.guard.policy import ToolTable, subject
 from nerve.gateway.guard.responses_stream import ResponsesStream
 from nerve.gateway.guard.stream import GuardStream, PassStream
 from nerve.safety.engine import SafetyEngine
+from nerve.safety.scope import Scope
 from nerve.safety.verdict import Verdict
 
 __all__ = ["ToolGuard"]
@@ -43,6 +44,7 @@ class ToolGuard:
     def __init__(self, config: GuardConfig, engine: SafetyEngine) -> None:
         self.mode = config.tool_calls
         self.engine = engine
+        self.scope = Scope.of(None, config.workspace, config.sql_mode, config.sql_dialect)
         self._table = ToolTable(config.tools)
 
     async def judge(
@@ -60,7 +62,7 @@ class ToolGuard:
             log.exception("the tool-call guard could not read a call to %r", name)
             why = f"the tool-call guard could not read this call ({type(exc).__name__})"
             return Judged(name, call_id, "?", "", arguments, Verdict(False, "high", why, "rule"))
-        verdict = await self.engine.check(found.kind, found.content)
+        verdict = await self.engine.check(found.kind, found.content, scope=self.scope)
         return Judged(name, call_id, rule.kind, found.content, arguments, verdict)
 
     async def judge_body(self, fmt: Format, body: bytes) -> GuardOutcome:
