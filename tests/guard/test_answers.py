@@ -192,7 +192,7 @@ async def test_a_configured_workspace_blocks_deletes_outside_it_and_allows_insid
 
 async def test_sql_mode_read_only_blocks_a_write_the_default_mode_lets_through() -> None:
     write = body("chat", call("run_sql", {"sql": "INSERT INTO notes VALUES (1, 'x')"}))
-    rules = {"run_sql": {"kind": "sql", "field": "sql"}}
+    rules = {"run_sql": {"kind": "sql", "argument": "sql"}}
     assert (await guard(tools=rules).judge_body("chat", write)).body is write
     out = await guard(tools=rules, sql_mode="read_only").judge_body("chat", write)
     assert [j.verdict.category for j in out.blocked] == ["read_only"]
