@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +23,23 @@ def test_version_and_help():
     for args in (["--help"], ["serve", "--help"], ["config", "check", "--help"]):
         result = runner.invoke(cli, args)
         assert result.exit_code == 0 and "Usage" in result.output
+
+
+def _commands(group, path=()):
+    yield path
+    for name, command in getattr(group, "commands", {}).items():
+        yield from _commands(command, (*path, name))
+
+
+def test_every_help_text_is_for_users_not_for_the_spec():
+    """--help shows no internal feature IDs (`SPEC LG`, `LG-2`) on any command."""
+    runner = CliRunner()
+    paths = list(_commands(cli))
+    assert len(paths) > 20  # every subcommand was found
+    for path in paths:
+        result = runner.invoke(cli, [*path, "--help"])
+        assert result.exit_code == 0, path
+        assert not re.search(r"\bSPEC\b|\b[A-Z]{2}-\d", result.output), (path, result.output)
 
 
 def test_config_check_accepts_a_good_file(tmp_path):

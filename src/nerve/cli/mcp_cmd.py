@@ -35,7 +35,7 @@ def mcp(config_path: str | None, log_level: str) -> None:
       {"mcpServers": {"nerve": {"command": "nerve",
                                 "args": ["mcp", "--config", "/path/nerve.yaml"]}}}
     Try it by hand:
-      npx @modelcontextprotocol/inspector nerve mcp --config nerve.yaml
+      npx @modelcontextprotocol/inspector -- nerve mcp --config nerve.yaml
     """
     from nerve.server import build_app
 

@@ -55,7 +55,7 @@ def _run(config_path: str | None, action: Callable[[Any], Awaitable[Any]]) -> No
 
 @cli.group("memory")
 def memory_group() -> None:
-    """Store and recall what agents remember (SPEC ME); export and import it as JSON lines."""
+    """Store and recall what agents remember; export and import it as JSON lines."""
 
 
 memory_group.add_command(export_command)

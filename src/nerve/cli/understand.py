@@ -67,14 +67,14 @@ async def _each(
 
 @cli.group("language")
 def language_group() -> None:
-    """Language detection and keyword normalization (SPEC LG)."""
+    """Language detection and keyword normalization."""
 
 
 @language_group.command("detect")
 @click.argument("text", required=False)
 @click.option("--jsonl", is_flag=True, help='Read stdin as one {"text": ...} object per line.')
 def language_detect(text: str | None, jsonl: bool) -> None:
-    """Detect the languages of TEXT (or of each stdin line) and print LG-2 JSON.
+    """Detect the languages of TEXT (or of each stdin line) and print one JSON result.
 
     \b
     Examples:
@@ -91,7 +91,7 @@ def language_detect(text: str | None, jsonl: bool) -> None:
 
 @cli.group("safety")
 def safety_group() -> None:
-    """Safety verdicts for shell, SQL, text and named actions (SPEC SF)."""
+    """Safety verdicts for shell commands, SQL, request text and named actions."""
 
 
 @safety_group.command("check")
