@@ -11,7 +11,10 @@ medium-risk verdict as blocked, as SafetyEngine(strict=True) does.
 
 Policy: the issue's own policy wins over a data label when they conflict. POLICY_CLASSES below
 names the rows where they do (found from the text alone, never from nerve's verdict); "policy
-recall / FP" is recall / FP on the rows whose label agrees with the policy.
+recall / FP" is recall / FP on the rows whose label agrees with the policy. Every row is
+judged with no workspace (DEFAULT_SCOPE): relative deletes are judged by class alone and
+nothing is "outside the workspace"; tests/safety/test_shell_scope_and_secrets.py covers
+the scoped rules.
 """
 
 from __future__ import annotations
@@ -210,6 +213,21 @@ def accuracy(data: Path, show: str | None) -> None:
         )
 
 
+def categories(data: Path) -> None:
+    """Which category the blocking shell verdicts name (None: the rule named none)."""
+    labelled = [r["text"] for r in load(data / "shell_commands_labeled.jsonl")]
+    nl = [r["text"] for r in load(data / "nl2bash_commands.jsonl")]
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for column, texts in enumerate((labelled, nl)):
+        for text in texts:
+            verdict = check_rules("shell", text)
+            if not verdict.allowed:
+                counts[str(verdict.category)][column] += 1
+    print("\n### Blocking shell verdicts by category (all rows, no workspace given)\n")
+    rows = [[k, str(a), str(b)] for k, (a, b) in sorted(counts.items(), key=lambda kv: -kv[1][0])]
+    print(table(["category", "shell_commands_labeled", "nl2bash"], rows))
+
+
 def nl2bash(data: Path, show: int) -> None:
     rows = [r["text"] for r in load(data / "nl2bash_commands.jsonl")]
     verdicts = [(text, check_rules("shell", text)) for text in rows]
@@ -376,6 +394,7 @@ def main() -> None:
     if args.only != "speed":
         accuracy(args.data, args.show_misses)
         nl2bash(args.data, args.show_flagged)
+        categories(args.data)
     if args.only != "accuracy":
         speed(args.data, args.samples)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from nerve.safety.fsrules import judge_delete
 from nerve.safety.invocation import Invocation, positionals
+from nerve.safety.targets import judge_delete
 from nerve.safety.verdict import LOW, Finding, higher
 
 __all__ = ["CODE_FLAGS", "api_calls", "awk", "check_code", "interpreter"]
@@ -61,12 +61,22 @@ _API_CALL = re.compile(
 )
 
 
+# A socket opened in code, and a shell wired to it (dup2, pty.spawn, exec of /bin/sh).
+_SOCKET = re.compile(
+    r"socket\.socket|\bsocket\(|fsockopen|TCPSocket|net\.(?:connect|Socket)|IO::Socket"
+)
+_SHELL_IO = re.compile(r"dup2|pty\.spawn|/bin/(?:ba|z)?sh|\bcmd\.exe|spawn\(\s*['\"](?:ba)?sh")
+
+
 def _unquote(literal: str) -> str:
     return literal[1:-1] if literal[:1] in ("'", '"') else literal
 
 
 def check_code(code: str, inv: Invocation) -> Finding:
     """Judge inline interpreter code; shell-outs are judged as shell in a nested context."""
+    if _SOCKET.search(code) and _SHELL_IO.search(code):
+        why = f"{inv.prog} connects a shell to a network socket: a reverse shell"
+        return Finding("critical", why, "exfiltration")
     best = LOW
     for m in _SHELL_OUT.finditer(code):
         raw = m.group("args")
@@ -90,7 +100,7 @@ def check_code(code: str, inv: Invocation) -> Finding:
                 _unquote(path),
                 recursive=recursive,
                 force=True,
-                remote=inv.ctx.remote,
+                ctx=inv.ctx,
                 verb=f"{inv.prog} {fn}",
             ),
         )

@@ -24,13 +24,19 @@ class Ctx:
     env: dict[str, str] = field(default_factory=dict)
     version: int = 0  # bumped on every assignment: a line judged at this version means the same
     scope: Scope = DEFAULT_SCOPE  # the workspace and SQL mode the check was asked under
+    cwd: str | None = None  # after a `cd`: where relative paths point now ("" = unknowable)
 
     def nested(self, text: str, label: str, *, remote: bool = False) -> Finding:
         """Judge text that this command will run as a script (bash -c, eval, ssh host CMD)."""
         if self.depth >= _MAX_NESTING:
             return Finding("high", f"{label}: commands nested too deeply to analyse")
         inner = Ctx(
-            self.analyze, self.depth + 1, self.remote or remote, dict(self.env), scope=self.scope
+            self.analyze,
+            self.depth + 1,
+            self.remote or remote,
+            dict(self.env),
+            scope=self.scope,
+            cwd="" if remote else self.cwd,
         )
         found = self.analyze(text, inner)
         if found.risk == "low":

@@ -342,7 +342,7 @@ class _Lexer:
                 j += 2 if s[j] == "\\" else 1
             self.i = j + 1
             return _ansi_c(s[i + 2 : j])
-        if s.startswith("$((", i):  # arithmetic: nothing runs
+        if s.startswith("$((", i):  # arithmetic: only the substitutions inside it run
             depth, j = 0, i + 1
             while j < len(s):
                 depth += {"(": 1, ")": -1}.get(s[j], 0)
@@ -350,6 +350,11 @@ class _Lexer:
                 if depth == 0:
                     break
             self.i = j
+            body = s[i + 3 : j - 2]
+            if "$(" in body or "`" in body:
+                for pipeline in self._lex_text(body):
+                    for inner in pipeline.commands:
+                        cmd.subs.extend(inner.subs)
             return "0"
         if nxt == "(":
             self.i = i + 2

@@ -13,7 +13,7 @@ from typing import Literal
 
 from nerve.safety.verdict import wordset
 
-__all__ = ["PathClass", "classify", "is_block_device", "is_os_critical"]
+__all__ = ["PathClass", "classify", "expand", "is_block_device", "is_os_critical"]
 
 PathClass = Literal[
     "root",  # /
@@ -66,7 +66,7 @@ def is_block_device(path: str) -> bool:
     return bool(_BLOCK_DEVICE.match(path))
 
 
-def _expand(path: str) -> str | None:
+def expand(path: str) -> str | None:
     """Replace the variables whose meaning we know; None when the start is unknowable."""
     if path.startswith("~"):
         head, _, rest = path[1:].partition("/")
@@ -83,7 +83,7 @@ def _expand(path: str) -> str | None:
     if name in _CWD_VARS:
         return "." + rest
     if m.group("default"):
-        return _expand(m.group("default") + rest)
+        return expand(m.group("default") + rest)
     return None
 
 
@@ -93,7 +93,7 @@ def classify(raw: str) -> PathClass:
         return "relative"
     if raw.startswith("//"):
         raw = "/" + raw.lstrip("/")
-    path = _expand(raw)
+    path = expand(raw)
     if path is None:
         return "unknown"
     if path in _HARMLESS_DEVICES:

@@ -18,17 +18,22 @@ from __future__ import annotations
 import re
 
 from nerve.safety.clirules import CLI_RULES, generic_cli, sql_client
-from nerve.safety.fsrules import FS_RULES, judge_redirects
+from nerve.safety.feeds import judge_fed
+from nerve.safety.fsrules import FS_RULES, sed_in_place
 from nerve.safety.inline import CODE_FLAGS, api_calls, awk, interpreter
 from nerve.safety.invocation import Ctx, Invocation
 from nerve.safety.lexer import SUB, Command, Script, lex
+from nerve.safety.netrules import NET_RULES, sent_on
 from nerve.safety.normalize import normalize
+from nerve.safety.readers import READERS, judge_reader
+from nerve.safety.redirects import judge_redirects
 from nerve.safety.scope import DEFAULT_SCOPE, Scope
 from nerve.safety.segments import split
 from nerve.safety.servicerules import SERVICE_RULES
-from nerve.safety.toolrules import TOOL_RULES
+from nerve.safety.targets import resolved
+from nerve.safety.toolrules import SYSTEM_TOOLS, TOOL_RULES
 from nerve.safety.triggers import may_matter
-from nerve.safety.verdict import LOW, Finding, higher, wordset
+from nerve.safety.verdict import LOW, Category, Finding, higher, wordset
 from nerve.safety.windows import check_windows, looks_like_windows
 from nerve.safety.wrappers import ASSIGN, WRAPPERS, basename, echoed, prog_of, unwrap
 
@@ -54,10 +59,12 @@ _DATA = wordset(
     "source . :"
 )
 # Data programs named directly (no path, no wrapper): nothing to unwrap or dispatch.
-_PLAIN_DATA = _DATA - WRAPPERS - {"source", "."}
+_PLAIN_DATA = _DATA - WRAPPERS - {"source", ".", "sed", "cd", "pushd", "popd"}
+_CD = frozenset({"cd", "pushd", "popd"})
+_CD_HEADS = ("cd ", "pushd ", "popd")
 _LOOKUPS = frozenset({"which", "command", "type", "whereis"})  # $(which python) names a program
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
-_DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat"})
+_DOWNLOADERS = wordset("curl wget fetch aria2c http https xh nc ncat netcat socat telnet")
 _DECODERS = frozenset({"base64", "base32", "xxd", "openssl", "uudecode", "rev", "gunzip", "zcat"})
 _SQL_CLIENTS = wordset(
     "psql mysql mariadb clickhouse-client clickhouse sqlcmd cqlsh snowsql duckdb cockroach "
@@ -94,12 +101,12 @@ def _stdin_runner(inv: Invocation, kind: str) -> Finding | None:
     if not src:
         return None
     if src in _DOWNLOADERS:
-        return Finding("high", f"code downloaded by {src} is piped into {inv.prog}")
+        return Finding("high", f"code downloaded by {src} is piped into {inv.prog}", "code")
     if src in _DECODERS:
-        return Finding("high", f"a payload decoded by {src} is piped into {inv.prog}")
+        return Finding("high", f"a payload decoded by {src} is piped into {inv.prog}", "code")
     if src in ("echo", "printf"):
         return None  # judged as text by the caller
-    return Finding("medium", f"{inv.prog} runs {kind} read from a pipe")
+    return Finding("medium", f"{inv.prog} runs {kind} read from a pipe", "code")
 
 
 def _echoed_by_subs(cmd: Command) -> list[str]:
@@ -124,14 +131,16 @@ def _shell(inv: Invocation) -> Finding:
     rest = args[i:]
     if code_mode:
         if rest and SUB in rest[0] and _runs_download(inv.cmd.subs):
-            return Finding("high", f"{inv.prog} -c runs code downloaded from the network")
+            why = f"{inv.prog} -c runs code downloaded from the network"
+            return Finding("high", why, "code")
         best = inv.ctx.nested(rest[0] if rest else "", f"inside `{inv.prog} -c`")
         for text in _echoed_by_subs(inv.cmd) if not best.blocks else ():
             best = higher(best, inv.ctx.nested(text, f"inside `{inv.prog} -c`"))
         return best
     if rest and rest[0] != "-":
         if SUB in rest[0] and _runs_download(inv.cmd.subs):
-            return Finding("high", f"{inv.prog} runs a script downloaded from the network")
+            why = f"{inv.prog} runs a script downloaded from the network"
+            return Finding("high", why, "code")
         return LOW  # a script file we cannot see
     best = LOW
     for red in inv.cmd.redirects:
@@ -145,6 +154,10 @@ def _shell(inv: Invocation) -> Finding:
 
 def _dispatch(inv: Invocation) -> Finding:
     prog, args = inv.prog, inv.args
+    if prog in READERS:
+        return judge_reader(inv)
+    if prog == "sed":
+        return sed_in_place(inv)
     if prog in _DATA and prog != "source" and prog != ".":
         return LOW
     if "--help" in args or args[:1] == ["help"] or args in (["-h"], ["--version"], ["version"]):
@@ -153,23 +166,23 @@ def _dispatch(inv: Invocation) -> Finding:
         return _shell(inv)
     if prog == "eval":
         if any(SUB in a for a in args) and _runs_download(inv.cmd.subs):
-            return Finding("high", "eval runs code downloaded from the network")
+            return Finding("high", "eval runs code downloaded from the network", "code")
         best = inv.ctx.nested(" ".join(args), "inside eval")
         for text in _echoed_by_subs(inv.cmd) if not best.blocks else ():
             best = higher(best, inv.ctx.nested(text, "inside eval"))
         return best
     if prog in ("source", ".") and _runs_download(inv.cmd.subs):
-        return Finding("high", f"{prog} runs a script downloaded from the network")
+        return Finding("high", f"{prog} runs a script downloaded from the network", "code")
     if prog in ("awk", "gawk", "mawk", "nawk"):
         return awk(inv)
     if prog in _DATA:  # source and . that run a local file
         return LOW
-    rule = FS_RULES.get(prog) or TOOL_RULES.get(prog) or CLI_RULES.get(prog)
-    rule = rule or SERVICE_RULES.get(prog)
+    rule = FS_RULES.get(prog) or TOOL_RULES.get(prog) or NET_RULES.get(prog)
+    rule = rule or CLI_RULES.get(prog) or SERVICE_RULES.get(prog)
     if rule is None and prog.startswith("mkfs"):
         rule = FS_RULES["mkfs"]
     if rule is not None:
-        return rule(inv)
+        return _named(rule(inv), "system" if prog in SYSTEM_TOOLS else "destructive")
     if prog in _SQL_CLIENTS:
         return sql_client(inv, echoed(inv.upstream))
     base = prog.rstrip("0123456789.")
@@ -180,11 +193,27 @@ def _dispatch(inv: Invocation) -> Finding:
         if all(a.startswith("-") and a not in CODE_FLAGS.get(base, ()) for a in args):
             found = higher(found, _stdin_runner(inv, "code"))
         return found
-    return generic_cli(inv)
+    return _named(generic_cli(inv), "destructive")
+
+
+def _named(found: Finding, family: Category) -> Finding:
+    """A rule's finding with its family's category, when the rule named none."""
+    if found.category is None and found.risk != "low":
+        return Finding(found.risk, found.reason, family)
+    return found
+
+
+def _cd(words: list[str], ctx: Ctx) -> None:
+    """`cd DIR`: relative paths point into DIR from now on ("" when nerve cannot tell where)."""
+    args = [w for w in words[1:] if not w.startswith("-") or w == "-"]
+    target = args[0] if args else "~"
+    real = None if target == "-" or words[0] == "popd" else resolved(target, ctx)
+    ctx.cwd = real or ""
+    ctx.version += 1
 
 
 def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
-    best = judge_redirects(cmd.redirects) if cmd.redirects else LOW
+    best = judge_redirects(cmd, ctx) if cmd.redirects else LOW
     for sub in cmd.subs:
         if best.blocks:
             return best
@@ -204,10 +233,20 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
         ctx.version += 1
         return best
     if best.blocks or words[assigned] in _PLAIN_DATA:
+        if words[assigned] in READERS and not best.blocks:  # judged by what they read
+            inv = Invocation(words[assigned], words[assigned + 1 :], cmd, upstream, False, ctx)
+            return higher(best, judge_reader(inv))
+        return best
+    if words[assigned] in _CD:
+        _cd(words[assigned:], ctx)
         return best
     words, from_xargs, nested = unwrap(_expand(words[assigned:], ctx.env))
     if nested is not None:
         best = higher(best, ctx.nested(nested, "nested command"))
+    if from_xargs and not best.blocks:
+        fed = judge_fed(cmd, words, upstream, ctx)
+        if fed is not None:
+            return higher(best, fed)
     if not words or best.blocks:
         return best
     computed = _computed_program(cmd, words, ctx)
@@ -239,6 +278,7 @@ def _computed_program(cmd: Command, words: list[str], ctx: Ctx) -> Finding | Non
     return Finding(
         "high",
         "the program to run is computed at run time by a substitution; nerve cannot tell what runs",
+        "code",
     )
 
 
@@ -247,8 +287,10 @@ def _walk(script: Script, ctx: Ctx, label: str = "") -> Finding:
     best = LOW
     for pipeline in script:
         upstream: Command | None = None
-        for cmd in pipeline.commands:
+        for i, cmd in enumerate(pipeline.commands):
             found = _command(cmd, ctx, upstream)
+            if found.category == "credentials" and i + 1 < len(pipeline.commands):
+                found = sent_on(found, pipeline.commands[i + 1 :])
             if found.risk != "low":
                 if label:
                     found = found.labelled(f"{label}: ")
@@ -261,7 +303,7 @@ def _walk(script: Script, ctx: Ctx, label: str = "") -> Finding:
 
 def _analyze(text: str, ctx: Ctx) -> Finding:
     if "(" in text and _FUNCTION.search(text) and _FORK_BOMB.search(text):
-        return Finding("critical", "a fork bomb exhausts the machine's processes")
+        return Finding("critical", "a fork bomb exhausts the machine's processes", "system")
     best = LOW
     if _CODE_LINE.match(text):  # a line of code, not a command: judge the calls it makes
         best = api_calls(text, "code")
@@ -276,7 +318,9 @@ def _analyze(text: str, ctx: Ctx) -> Finding:
         seen[line] = ctx.version
         if best.blocks:
             break
-        if not (("=" in line and ASSIGN.match(line.lstrip())) or may_matter(line, ctx.env)):
+        head = line.lstrip()
+        moves = ("=" in line and ASSIGN.match(head)) or head.startswith(_CD_HEADS)
+        if not moves and not may_matter(line, ctx.env):
             continue
         if looks_like_windows(line):
             best = higher(best, check_windows(line))

@@ -6,76 +6,17 @@ operation lose work), so `git reset --soft` passes and `git reset --hard` does n
 
 from __future__ import annotations
 
+import re
+
+from nerve.safety.gitrules import git
 from nerve.safety.invocation import Invocation, flags_of, positionals
 from nerve.safety.lexer import SUB
-from nerve.safety.verdict import LOW, Finding, RiskLevel
+from nerve.safety.verdict import LOW, Finding, RiskLevel, wordset
+from nerve.safety.wrappers import echoed, prog_of
 
-__all__ = ["TOOL_RULES"]
+_FETCHES = re.compile(r"\b(?:curl|wget|nc|ncat)\b|/dev/tcp/")
 
-_GIT_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
-_PROTECTED = frozenset({"main", "master", "trunk", "production", "prod", "release"})
-
-
-def _git(inv: Invocation) -> Finding:
-    args = inv.args
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GIT_VALUE_OPTS else 1
-    if i >= len(args):
-        return LOW
-    sub, rest = args[i].lower(), args[i + 1 :]
-    short, long = flags_of(rest)
-    pos = positionals(rest)
-    if sub == "reset" and ({"--hard", "--merge"} & long):
-        return Finding("high", "git reset --hard discards uncommitted work")
-    forced = "f" in short or "--force" in long
-    if sub == "clean" and forced and "n" not in short and "--dry-run" not in long:
-        return Finding("high", "git clean -f deletes untracked files")
-    if sub == "push":
-        return _git_push(rest, short, long, pos)
-    if sub == "branch":
-        if "D" in short or ("--delete" in long and ("--force" in long or "f" in short)):
-            return Finding("high", "git branch -D deletes a branch even if it is not merged")
-        if ("f" in short or "--force" in long) and pos:
-            return Finding("high", "git branch --force moves a branch, dropping its commits")
-    if sub == "stash" and pos and pos[0] in ("drop", "clear"):
-        return Finding("high", f"git stash {pos[0]} deletes stashed work")
-    if sub == "checkout" and ("--" in rest[:-1] or "." in pos or forced):
-        return Finding("high", "git checkout over paths discards uncommitted changes")
-    if sub == "restore":
-        staged_only = ("S" in short or "--staged" in long) and not (
-            "W" in short or "--worktree" in long
-        )
-        if pos and not staged_only:
-            return Finding("high", "git restore discards uncommitted changes")
-    if sub in ("filter-branch", "filter-repo"):
-        return Finding("high", f"git {sub} rewrites the whole history")
-    if sub in ("reflog", "gc", "update-ref", "worktree") and (
-        {"expire", "delete"} & set(pos) or "d" in short or "--prune" in {x[:7] for x in long}
-    ):
-        return Finding("medium", f"git {sub} drops references or unreachable commits")
-    return LOW
-
-
-def _git_push(rest: list[str], short: set[str], long: set[str], pos: list[str]) -> Finding:
-    forced = "f" in short or any(
-        flag.startswith("--force") and flag not in ("--force-with-lease", "--force-if-includes")
-        for flag in long
-    )
-    if forced or any(p.startswith("+") for p in pos):
-        return Finding("high", "git push --force overwrites remote history")
-    if (
-        "--mirror" in long
-        or "--delete" in long
-        or "d" in short
-        or any(p.startswith(":") for p in pos)
-    ):
-        return Finding("high", "git push deletes remote branches")
-    targets = {p.rsplit(":", 1)[-1].removeprefix("refs/heads/") for p in pos[1:] or pos}
-    if targets & _PROTECTED:
-        return Finding("medium", "git push goes straight to a protected branch")
-    return LOW
-
+__all__ = ["SYSTEM_TOOLS", "TOOL_RULES"]
 
 _DOCKER_VALUE_OPTS = frozenset({"-H", "--host", "--context", "-c", "--config", "-l", "--log-level"})
 _DOCKER_EXEC_VALUE_OPTS = frozenset(
@@ -219,7 +160,15 @@ def _kill(inv: Invocation) -> Finding:
 
 def _crontab(inv: Invocation) -> Finding:
     short, _ = flags_of(inv.args)
-    return Finding("high", "crontab -r deletes every scheduled job") if "r" in short else LOW
+    if "r" in short:
+        return Finding("high", "crontab -r deletes every scheduled job")
+    if short & {"l", "e"} or not (positionals(inv.args, frozenset({"-u"})) or inv.upstream):
+        return LOW
+    src, _ = prog_of(inv.upstream)
+    if src in ("curl", "wget") or _FETCHES.search(echoed(inv.upstream) or ""):
+        why = "crontab installs scheduled jobs that download and run code"
+        return Finding("high", why, "persistence")
+    return Finding("medium", "crontab replaces the scheduled jobs", "persistence")
 
 
 def _account(inv: Invocation) -> Finding:
@@ -239,8 +188,14 @@ def _firewall(inv: Invocation) -> Finding:
     return LOW
 
 
+# Tools whose findings change the operating system, not data: their category is `system`.
+SYSTEM_TOOLS = wordset(
+    "systemctl service shutdown reboot halt poweroff init telinit kill killall pkill killall5 "
+    "crontab userdel deluser groupdel delgroup nginx iptables ip6tables nft ufw"
+)
+
 TOOL_RULES = {
-    "git": _git,
+    "git": git,
     "docker": _docker,
     "podman": _docker,
     "nerdctl": _docker,

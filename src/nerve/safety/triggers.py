@@ -15,6 +15,7 @@ import re
 
 from nerve.safety.clirules import CLI_RULES, HIGH_VERBS, MEDIUM_VERBS, OBJECT_VERB_WORDS
 from nerve.safety.fsrules import FS_RULES
+from nerve.safety.netrules import NET_RULES
 from nerve.safety.normalize import fold
 from nerve.safety.servicerules import SERVICE_RULES, SERVICE_WORDS
 from nerve.safety.toolrules import TOOL_RULES
@@ -33,12 +34,13 @@ _PROGRAMS = (
         "reboot systemctl rsync rclone scp ssh eval source su pypy perl ruby node nodejs php "
         "deno bun lua osascript runner sh bash zsh dash ksh mksh fish busybox powershell pwsh "
         "cmd format del rd erase diskpart vssadmin wmic bcdedit reg cipher watch flock base64 "
-        "xxd sync"
+        "xxd sync parallel"
     )
     | FS_RULES.keys()
     | TOOL_RULES.keys()
     | CLI_RULES.keys()
     | SERVICE_RULES.keys()
+    | NET_RULES.keys()
 ) - {"find", "dig", "host", "drill"}
 # Word stems matched anywhere (deleteIndex, purge_all, unregister-task...).
 _STEMS = wordset(
@@ -46,6 +48,14 @@ _STEMS = wordset(
     "invalidat restore"
 )
 
+
+# Files whose reading, writing or sending matters whoever does it (sensitive.py): `cat` and `>>`
+# are everywhere, so the file's name is what the first pass looks for.
+_SECRETS = (
+    r"|\.ssh\b|shadow|\.aws\b|\.kube\b|\.netrc|\.docker/|\.gnupg|git-credentials|\.pgpass"
+    r"|id_(?:rsa|ed25519|ecdsa|dsa)|\.env\b|/dev/(?:tcp|udp)/|sudoers|/etc/(?:passwd|hosts)"
+    r"|\.(?:bash|zsh)rc|\.profile|bash_profile|\.git/hooks/"
+)
 
 _Trie = dict[str, "_Trie"]
 
@@ -74,7 +84,7 @@ def trie_pattern(words: frozenset[str] | set[str]) -> str:
 _WORDS = _PROGRAMS | HIGH_VERBS | MEDIUM_VERBS | OBJECT_VERB_WORDS | SERVICE_WORDS
 # Programs whose rules judge only absolute, home or variable paths (chmod -R 777 /, mv ~ x,
 # dd of=/dev/sda, cp x /dev/null): they matter only when the text has a /, ~ or $.
-_PATH_PROGRAMS = wordset("chmod chown chgrp chattr setfacl mv cp install tee dd")
+_PATH_PROGRAMS = wordset("chmod chown chgrp chattr setfacl mv cp install tee dd sed")
 # Short words count as whole words only, and not after a dot (`*.sh`, `index.php` name files),
 # except the short method names code-line rules look for (`.drop(`, `.wipe(`, `.void(`); longer
 # ones and stems anywhere, except find's `-prune` (one dash: a predicate, not a verb).
@@ -87,7 +97,8 @@ _SHORT = re.compile(
 )
 _ANYWHERE = re.compile(
     trie_pattern({w for w in _WORDS - _PATH_PROGRAMS if len(w) >= 5 and w != "prune"} | _STEMS)
-    + r"|\.(?:drop|wipe|void)|prune(?<![^-]-prune)|>\s*/|\(\s*\)\s*\{|\$env:"
+    + r"|\.(?:drop|wipe|void)|prune(?<![^-]-prune)|>\s*[/~$]|\(\s*\)\s*\{|\$env:"
+    + _SECRETS
 )
 _VAR_WORD = re.compile(r"\$\{?(\w+)\}?\s")
 # A command whose program is a substitution (`$(echo rm) -rf /`, `` `cat f` x ``) can be anything.

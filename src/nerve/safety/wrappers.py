@@ -40,7 +40,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "proxychains4": frozenset({"-f"}),
     "torsocks": frozenset(),
     "busybox": frozenset(),
-    "xargs": wordset("-I -i -n -P -d -L -l -s -E -e -a --max-args --max-procs --delimiter"),
+    "xargs": wordset("-I -n -P -d -L -s -E -a --max-args --max-procs --delimiter"),
     "parallel": frozenset(
         ["-j", "-P", "-n", "-N", "-S", "-I", "--jobs", "--max-args", "--sshlogin"]
     ),

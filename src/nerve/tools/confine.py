@@ -73,5 +73,5 @@ def confine_command(command: str, roots: Sequence[Path], cwd: Path) -> Verdict |
             continue
         allowed = ", ".join(str(r) for r in roots)
         return Verdict(False, "high", f"path is not allowed: {raw} resolves outside the "
-                       f"workspace (allowed: {allowed})", "rule")  # fmt: skip
+                       f"workspace (allowed: {allowed})", "rule", "workspace")  # fmt: skip
     return None

@@ -1,0 +1,130 @@
+"""git: the operations that lose work, judged by git's own grammar.
+
+Uncommitted changes: `reset --hard`, `checkout` over paths (`checkout -- .`, `checkout HEAD
+file`, `--pathspec-from-file`), `checkout -f`, `switch -f`/`--discard-changes`, `restore`,
+`clean -f`, `stash drop/clear`, `worktree remove -f`. History: `push --force`, `branch -D`,
+`filter-branch`. Switching branches (`checkout main`, `checkout -`, `checkout -b feature`,
+`checkout -bfeature`) loses nothing and passes.
+"""
+
+from __future__ import annotations
+
+from nerve.safety.invocation import Invocation, flags_of, positionals
+from nerve.safety.verdict import LOW, Finding
+
+__all__ = ["git"]
+
+_GIT_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
+_PROTECTED = frozenset({"main", "master", "trunk", "production", "prod", "release"})
+# checkout options that take a value, as separate words or glued (-bname).
+_CHECKOUT_VALUES = frozenset({"-b", "-B", "--orphan", "--conflict", "-t", "--track"})
+_CHECKOUT_GLUED = ("-b", "-B")
+_WHOLE_TREE = frozenset({".", "*", ":/", "./", ":(top)"})
+
+
+def _lost(why: str) -> Finding:
+    return Finding("high", why, "destructive")
+
+
+def _checkout(rest: list[str]) -> Finding:
+    """Path checkouts overwrite uncommitted changes; branch switches do not."""
+    pos: list[str] = []
+    forced = False
+    branching = any(a.startswith(("-b", "-B", "--orphan")) for a in rest)
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg == "--":
+            if rest[i + 1 :]:
+                return _lost("git checkout -- PATHS discards uncommitted changes to them")
+            break
+        if arg.startswith("--pathspec-from-file"):
+            return _lost("git checkout --pathspec-from-file discards uncommitted changes")
+        if arg in ("-f", "--force") or (
+            arg.startswith("-")
+            and not arg.startswith("--")
+            and "f" in arg[1:]
+            and not arg.startswith(_CHECKOUT_GLUED)
+        ):
+            forced = True
+        if arg in _CHECKOUT_VALUES or arg.split("=", 1)[0] in ("--orphan", "--conflict"):
+            i += 2 if "=" not in arg else 1
+            continue
+        if not arg.startswith("-") or arg == "-":
+            pos.append(arg)
+        i += 1
+    if branching and not forced:
+        return LOW  # `checkout -b NAME [START]` creates a branch; git refuses paths with it
+    if set(pos) & _WHOLE_TREE:
+        return _lost("git checkout . discards every uncommitted change")
+    if len(pos) >= 2:
+        return _lost(f"git checkout {pos[0]} {pos[1]} overwrites the file's uncommitted changes")
+    if forced:
+        return _lost("git checkout -f discards uncommitted changes")
+    return LOW
+
+
+def git(inv: Invocation) -> Finding:
+    args = inv.args
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in _GIT_VALUE_OPTS else 1
+    if i >= len(args):
+        return LOW
+    sub, rest = args[i].lower(), args[i + 1 :]
+    if sub == "checkout":
+        return _checkout(rest)
+    short, long = flags_of(rest)
+    pos = positionals(rest)
+    forced = "f" in short or "--force" in long
+    if sub == "reset" and ({"--hard", "--merge"} & long):
+        return _lost("git reset --hard discards uncommitted work")
+    if sub == "clean" and forced and "n" not in short and "--dry-run" not in long:
+        return _lost("git clean -f deletes untracked files")
+    if sub == "push":
+        return _push(short, long, pos)
+    if sub == "switch" and (forced or "--discard-changes" in long):
+        return _lost("git switch --discard-changes throws away uncommitted changes")
+    if sub == "branch":
+        if "D" in short or ("--delete" in long and forced):
+            return _lost("git branch -D deletes a branch even if it is not merged")
+        if forced and pos:
+            return _lost("git branch --force moves a branch, dropping its commits")
+    if sub == "stash" and pos and pos[0] in ("drop", "clear"):
+        return _lost(f"git stash {pos[0]} deletes stashed work")
+    if sub == "restore":
+        staged_only = ("S" in short or "--staged" in long) and not (
+            "W" in short or "--worktree" in long
+        )
+        if (pos or any(a.startswith("--pathspec-from-file") for a in rest)) and not staged_only:
+            return _lost("git restore discards uncommitted changes")
+    if sub in ("filter-branch", "filter-repo"):
+        return _lost(f"git {sub} rewrites the whole history")
+    if sub == "worktree" and pos[:1] == ["remove"] and forced:
+        return _lost("git worktree remove --force deletes a worktree with uncommitted changes")
+    if sub in ("reflog", "gc", "update-ref", "worktree") and (
+        {"expire", "delete"} & set(pos) or "d" in short or "--prune" in {x[:7] for x in long}
+    ):
+        why = f"git {sub} drops references or unreachable commits"
+        return Finding("medium", why, "destructive")
+    return LOW
+
+
+def _push(short: set[str], long: set[str], pos: list[str]) -> Finding:
+    forced = "f" in short or any(
+        flag.startswith("--force") and flag not in ("--force-with-lease", "--force-if-includes")
+        for flag in long
+    )
+    if forced or any(p.startswith("+") for p in pos):
+        return _lost("git push --force overwrites remote history")
+    if (
+        "--mirror" in long
+        or "--delete" in long
+        or "d" in short
+        or any(p.startswith(":") for p in pos)
+    ):
+        return _lost("git push deletes remote branches")
+    targets = {p.rsplit(":", 1)[-1].removeprefix("refs/heads/") for p in pos[1:] or pos}
+    if targets & _PROTECTED:
+        return Finding("medium", "git push goes straight to a protected branch", "destructive")
+    return LOW
