@@ -4,10 +4,12 @@
     SafetyEngine(strict, judge).check(...)       layers 1 → 2 (intent risk) → 3 (LLM judge)
     SafeShell(allowed_paths).run(command)        SF-5: checked, confined, time- and size-capped
 
-Kinds: shell (shell.py → triggers, segments, lexer, fsrules, toolrules, clirules, servicerules,
-inline, windows), sql (sql.py), action and text (actions.py). To cover one more tool, add a rule
-to the module of its family (its program name then reaches the first pass by itself); a CLI whose
-verb says what it does (`tool thing delete`) needs nothing: clirules.generic_cli.
+Kinds: shell (shell.py → triggers, segments, lexer, redirects, feeds, fsrules, findrules,
+readers, netrules, gitrules, toolrules, clirules, servicerules, inline, windows; each path
+target through targets.py and sensitive.py), sql (sql.py), action and text (actions.py).
+To cover one more tool, add a rule to the module of its family (its program name then
+reaches the first pass by itself); a CLI whose verb says what it does (`tool thing delete`)
+needs nothing: clirules.generic_cli.
 """
 
 from nerve.safety.engine import Judge, SafetyEngine, check_rules
