@@ -8,6 +8,12 @@ Measures `nerve.language.detect` on
   odd rows, so even rows are the held-out figure;
 - the romanized sets of tests/language/data: accuracy of the primary language, and of the exact
   language set;
+- Dakshina v1.0 (`dakshina/` under --data: Wikipedia sentences romanized by people): accuracy
+  of the primary language on the tune split (lines 1-2,500 of `<lang>.dev.roman.txt`, the only
+  lines whose errors may be looked at) and on the held-out split (lines 2,501-5,000, figures
+  only); the share of held-out sentences without Latin script in their native original that are
+  flagged code-switched (false code-switch); 1-3-word windows cut from held-out sentences; a
+  calibration table, confidence bins against accuracy;
 - µs per call (p50, p99) and one call on 1 MB of text.
 The same measures are taken for lingua (pip install lingua-language-detector) when it is
 installed: a bench-only comparison, never a dependency of nerve. Prints markdown tables.
@@ -17,6 +23,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
+import random
+import re
 import statistics
 import sys
 import time
@@ -128,8 +137,77 @@ def romanized_table(detectors: dict[str, Detector]) -> None:
     print()
 
 
-def timing_table(texts: list[str], detectors: dict[str, Detector]) -> None:
-    print("### Cost per call\n")
+TUNE_LINES = 2500  # lines 1-2,500 tune; 2,501-5,000 are held out
+_LATIN = re.compile(r"[A-Za-z]")
+_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)*")
+BINS = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.01)
+
+
+def read_dakshina(data: Path, lang: str) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+    """(tune, held-out) rows of (romanized sentence, is its native original free of Latin?)."""
+    root = data / "dakshina"
+    roman = (root / f"{lang}.dev.roman.txt").read_text(encoding="utf-8").splitlines()
+    native = (root / f"{lang}.dev.native.txt").read_text(encoding="utf-8").splitlines()
+    rows = [(r, _LATIN.search(n) is None) for r, n in zip(roman, native, strict=True)]
+    return rows[:TUNE_LINES], rows[TUNE_LINES:]
+
+
+def windows(sentences: list[str], length: int, seed: int = 16) -> list[str]:
+    """One window of `length` words from each sentence long enough, at a seeded position."""
+    rng = random.Random(seed * 10 + length)
+    cut = []
+    for text in sentences:
+        words = _WORD.findall(text)
+        if len(words) >= length:
+            start = rng.randrange(len(words) - length + 1)
+            cut.append(" ".join(words[start : start + length]))
+    return cut
+
+
+def dakshina_tables(data: Path) -> list[str]:
+    """Print the Dakshina tables for nerve; return held-out sentences for the timing table."""
+    print("### Dakshina romanized sentences (nerve): primary language right\n")
+    print("| language | tune split | held-out split | held-out false code-switch | "
+          "1 word | 2 words | 3 words |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    calibration: dict[str, list[tuple[float, bool]]] = {"tune": [], "held-out": []}
+    texts: list[str] = []
+    for lang in LANGS[1:]:
+        tune, held = read_dakshina(data, lang)
+        cells = []
+        for split, rows in (("tune", tune), ("held-out", held)):
+            results = [detect(text) for text, _ in rows]
+            hits = [r.languages[:1] == [lang] for r in results]
+            calibration[split] += [(r.confidence, h) for r, h in zip(results, hits, strict=True)]
+            cells.append(share(hits))
+        pure = [text for text, clean in held if clean]
+        cells.append(share(detect(text).is_code_switched for text in pure))
+        for length in (1, 2, 3):
+            for split, rows in (("tune", tune), ("held-out", held)):
+                results = [detect(w) for w in windows([t for t, _ in rows], length)]
+                hits = [r.languages[:1] == [lang] for r in results]
+                calibration[split] += [
+                    (r.confidence, h) for r, h in zip(results, hits, strict=True)
+                ]
+                if split == "held-out":
+                    cells.append(share(hits))
+        print(f"| {lang} | " + " | ".join(cells) + " |")
+        texts += [text for text, _ in held[:300]]
+    print("\n### Calibration (Dakshina sentences and 1-3-word windows, all languages)\n")
+    print("| confidence | tune: rows | tune: right | held-out: rows | held-out: right |")
+    print("| --- | --- | --- | --- | --- |")
+    for low, high in itertools.pairwise(BINS):
+        cells = []
+        for split in ("tune", "held-out"):
+            inside = [hit for conf, hit in calibration[split] if low <= conf < high]
+            cells += [str(len(inside)), f"{sum(inside) / len(inside):.1%}" if inside else "-"]
+        print(f"| {low:.2f}-{min(high, 1.0):.2f} | " + " | ".join(cells) + " |")
+    print()
+    return texts
+
+
+def timing_table(texts: list[str], detectors: dict[str, Detector], label: str = "") -> None:
+    print(f"### Cost per call{label}\n")
     print("| detector | calls | p50 µs | p99 µs | 1 MB text, ms |")
     print("| --- | --- | --- | --- | --- |")
     big = ("mere saare emails check karke batao, report banao aur manager ko bhejo. " * 15000)[
@@ -175,7 +253,12 @@ def main(argv: list[str]) -> int:
         print(f"{args.data}/hinglish_top_validation.tsv not found: Hinglish table skipped\n")
     romanized_table(detectors)
     texts += [text for lang in LANGS[1:] for text, _ in read_set(lang)]
-    timing_table(texts, detectors)
+    timing_table(texts, detectors, ": Hinglish-TOP queries and the romanized sets")
+    if (args.data / "dakshina").is_dir():
+        timing_table(dakshina_tables(args.data), {"nerve": nerve_detector},
+                     ": Dakshina held-out sentences (300 per language)")  # fmt: skip
+    else:
+        print(f"{args.data}/dakshina not found: Dakshina tables skipped\n")
     return 0
 
 

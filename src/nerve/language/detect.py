@@ -12,10 +12,12 @@ or Hindi sentence do not make it an English sentence.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from nerve.language.calibration import calibrated
 from nerve.language.normalize import normalize
 from nerve.language.tokens import INDIC, scrub
 from nerve.language.votes import Vote, votes_of
@@ -23,6 +25,13 @@ from nerve.language.votes import Vote, votes_of
 _WEAK = 0.5  # an n-gram vote weighs half a listed word
 _SHARED_SUPPORT = 0.8  # how much a settled shared word backs the confidence
 _SURE = 0.95  # an unlisted word this sure counts even alone
+_EN_SHARE = 0.12  # English words under this share of a long sentence are loanwords...
+_SHORT = 9  # ...of one longer than this many words
+_NATIVE = 20.0  # log-odds a native-script word gives its language
+_LISTED = 3.0  # log-odds a curated lexicon's word gives the languages that list it
+_CAP = 6.0  # no one word moves the sentence more than this many nats...
+_CAP_LISTED = 1.0  # ...and a curated word's spelling little beyond its lexicons' say
+_TEMPER = 1.0  # the words of a sentence are not independent: soften the sum
 
 Scores = defaultdict[str, float]
 
@@ -86,6 +95,10 @@ def decide(votes: list[Vote]) -> tuple[list[str], float]:
         return [], 0.0
     order = sorted(weight, key=lambda g: (-round(weight[g], 6), g == "en", -lean[g], g))
     top_indic = next((g for g in order if g != "en"), "")
+    if dominant in weight and top_indic != dominant:  # the sentence's naive Bayes decides
+        order.remove(dominant)
+        order.insert(order.index(top_indic), dominant)
+        top_indic = dominant
     count = Counter(v.lang for v in votes if v.kind in ("native", "listed"))
     native = Counter(v.lang for v in votes if v.kind == "native")
     words = Counter(v.lang for v in votes if v.kind in ("native", "listed", "shared"))
@@ -96,8 +109,12 @@ def decide(votes: list[Vote]) -> tuple[list[str], float]:
         share = weight[lang] / total
         if native[lang]:
             real = True
-        elif lang == "en":  # a loanword: one listed or one clearly English word suffices
-            real = words[lang] >= 1 or sure[lang] >= 1 or guessed[lang] >= 2
+        elif lang == "en":  # loanwords: two, or one that is a real share of the sentence
+            english = words[lang] + sure[lang]
+            spoken = sum(1 for v in votes if v.lang)
+            real = english >= 1 or guessed[lang] >= 2
+            if spoken > _SHORT and english < 2 and guessed[lang] + english < _EN_SHARE * spoken:
+                real = False
         elif lang != top_indic:  # a second romanized Indic language
             real = count[lang] >= 2 and share >= 0.25
         else:  # Indic words in an English sentence, and not merely lowercase names
@@ -105,23 +122,48 @@ def decide(votes: list[Vote]) -> tuple[list[str], float]:
         if real:
             languages.append(lang)
     _put_matrix_first(languages, votes)
-    return languages, _confidence(languages, votes)
+    raw = _confidence(languages, votes)
+    if languages[0] != "en" and languages[0] in lean:  # how sure the sentence is of it
+        raw *= lean[languages[0]] / sum(lean.values())
+    return languages, calibrated(raw)
 
 
 def _indic_lean(votes: list[Vote], unlisted: list[Vote]) -> Scores:
-    """How much the sentence leans to each Indic language: listed words, then shared words
-    and the n-gram scores of words that do not look English."""
-    lean: Scores = defaultdict(float)
+    """How much the sentence leans to each Indic language: a naive Bayes over its words.
+
+    Each word that is not English adds its log-likelihood per language (the word model's,
+    capped so that no one word decides alone), a listed word a bonus for the languages that
+    list it, a native-script word near-certainty. The posterior, scaled by the number of
+    words that spoke, is the lean."""
+    score = [0.0] * len(INDIC)
+    spoke = 0.0
     for vote in votes:
-        if vote.kind in ("native", "listed") and vote.lang != "en":
-            lean[vote.lang] += 1.0
-        elif vote.kind == "shared" and "en" not in vote.cands:  # `me` may well be English
-            for lang in vote.cands:
-                lean[lang] += 0.5 / len(vote.cands)
-    for vote in unlisted:
-        if vote.posterior is not None and vote.p_en < 0.5:
-            for lang in INDIC:
-                lean[lang] += 0.5 * vote.posterior[lang] / (1.0 - vote.p_en)
+        if vote.kind == "native":
+            if vote.lang in INDIC:
+                score[INDIC.index(vote.lang)] += _NATIVE
+                spoke += 1.0
+            continue
+        indic = [g for g in vote.cands if g != "en"]
+        if vote.kind in ("listed", "shared") and (not indic or "en" in vote.cands):
+            continue  # English, or `me` that may well be English
+        if vote.kind == "unlisted" and vote.p_en >= 0.5:
+            continue
+        for lang in indic:
+            score[INDIC.index(lang)] += _LISTED / len(indic)
+        if vote.ll is not None:
+            top = max(vote.ll)
+            cap = _CAP if vote.kind == "unlisted" else _CAP_LISTED
+            for k, value in enumerate(vote.ll):
+                score[k] += max(value - top, -cap)
+        spoke += 1.0 if indic else 1.0 - vote.p_en
+    lean: Scores = defaultdict(float)
+    if spoke <= 0:
+        return lean
+    top = max(score)
+    weights = [math.exp((value - top) / _TEMPER) for value in score]
+    total = sum(weights)
+    for lang, weight in zip(INDIC, weights, strict=True):
+        lean[lang] = spoke * weight / total
     return lean
 
 

@@ -10,23 +10,26 @@ but does not vote.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from itertools import islice
 
 from nerve.language.lexicon import load
 from nerve.language.ngram import model
-from nerve.language.tokens import TOKEN, fold, lookup_forms, script_lang
+from nerve.language.tokens import INDIC, TOKEN, fold, lookup_forms, script_lang
+from nerve.language.wordmodel import model as word_model
 
 MAX_TOKENS = 2000  # words examined: a long text's language shows in its beginning
 SCAN_CHARS = 64_000
 _SENTENCE_END = re.compile(r"[.!?\n।]")
+_MIX = 0.5  # weight of the word model's English log-odds against the n-gram model's
 
 
 class Vote:
     """One word's evidence, and the language it is finally counted for (`lang`)."""
 
-    __slots__ = ("cands", "ending", "function", "kind", "lang", "posterior")
+    __slots__ = ("attested", "cands", "ending", "function", "kind", "lang", "ll", "posterior")
 
     def __init__(self, kind: str, cands: frozenset[str], posterior: dict[str, float] | None = None):
         self.kind = kind  # "native", "listed", "shared", "unlisted" or "name"
@@ -34,6 +37,8 @@ class Vote:
         self.posterior = posterior  # n-gram posterior of an unlisted word
         self.function = False  # an English function word (the, to, my...)
         self.ending: str | None = None  # whose typical ending an unlisted word has
+        self.ll: tuple[float, ...] | None = None  # log P(word | Indic language), INDIC order
+        self.attested = 0  # how well Dakshina attests the spelling: 0, 1 or 2
         self.lang = next(iter(cands)) if len(cands) == 1 else ""
 
     @property
@@ -46,7 +51,7 @@ def votes_of(text: str) -> list[Vote]:
     words = list(_words(text[:SCAN_CHARS]))
     upper = sum(1 for token, _ in words if len(token) > 1 and token.isupper())
     shouting = upper * 2 > len(words)  # an all-caps text has no telling capitals
-    ngrams = model()
+    words_model = word_model()
     english_function = load().by_lang["en"].function
     votes: list[Vote] = []
     names: list[str] = []
@@ -62,6 +67,8 @@ def votes_of(text: str) -> list[Vote]:
         if langs and not name:
             vote = Vote("listed" if len(langs) == 1 else "shared", langs)
             vote.function = key in english_function
+            if langs != {"en"}:
+                vote.ll = words_model.loglik(words_model.form(key))[:-1]
             votes.append(vote)
             continue
         word = fold(token)
@@ -71,12 +78,37 @@ def votes_of(text: str) -> list[Vote]:
             names.append(word)
             votes.append(Vote("name", frozenset()))
         else:
-            vote = Vote("unlisted", frozenset(), ngrams.posterior(word))
-            vote.ending = ngrams.ending_lang(word)
-            votes.append(vote)
+            votes.append(_unlisted(word))
     if names and len(names) == len(votes):  # names are all there is: let them speak
-        return [Vote("unlisted", frozenset(), ngrams.posterior(name)) for name in names]
+        return [_unlisted(name) for name in names]
     return votes
+
+
+def _unlisted(word: str) -> Vote:
+    """A word no lexicon lists: the n-gram model's English odds, lowered when Dakshina attests
+    the spelling, and the word model's Indic likelihoods."""
+    words_model = word_model()
+    form = words_model.form(word)
+    attested = words_model.attested(form)
+    *ll, ll_en = words_model.loglik(form)
+    posterior = dict(model().posterior(word))
+    p_en = min(max(posterior["en"], 1e-6), 1 - 1e-6)
+    if words_model.loaded:
+        # English against the Indic group, equal priors: the word model's log-odds, averaged
+        # with the small n-gram model's, which knows the curated endings.
+        top = max(ll)
+        indic = top + math.log(sum(math.exp(x - top) for x in ll) / len(ll))
+        logodds = _MIX * (ll_en - indic) + (1 - _MIX) * math.log(p_en / (1 - p_en))
+        p_en = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logodds))))
+        weights = [math.exp(x - top) for x in ll]
+        total = sum(weights)
+        posterior = {lang: (1.0 - p_en) * w / total for lang, w in zip(INDIC, weights, strict=True)}
+    posterior["en"] = p_en
+    vote = Vote("unlisted", frozenset(), posterior)
+    vote.ending = model().ending_lang(word)
+    vote.ll = tuple(ll)
+    vote.attested = attested
+    return vote
 
 
 def _words(text: str) -> Iterator[tuple[str, bool]]:

@@ -1,0 +1,69 @@
+"""The packaged Dakshina-derived word model and what it adds to detection (SPEC LG-1, LG-2)."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from nerve.language import detect, wordmodel
+from nerve.language.tokens import INDIC
+
+
+@pytest.fixture
+def fresh_model() -> Iterator[None]:
+    wordmodel.model.cache_clear()
+    yield
+    wordmodel.model.cache_clear()
+
+
+def test_the_packaged_model_loads_with_every_indic_language_and_english() -> None:
+    """LG-1: the model ships inside the package, small, and attests each language's words."""
+    path = resources.files("nerve.language") / "model" / wordmodel.MODEL
+    assert len(path.read_bytes()) < 3_000_000
+    model = wordmodel.model()
+    assert model.loaded
+    assert (*INDIC, "en") == wordmodel.ORDER
+    for lang, word in [("hi", "itihas"), ("bn", "ebong"), ("ta", "irukkirathu"),
+                       ("te", "chesaru"), ("kn", "maadidaru"), ("ml", "aanu")]:  # fmt: skip
+        k = INDIC.index(lang)
+        assert word in model.common[k] or word in model.rare[k], (lang, word)
+    assert len(model.loglik("ebong")) == len(wordmodel.ORDER)
+
+
+def test_a_corrupt_model_file_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    """LG-2: bytes that are not a gzipped model, or a model of other languages, are refused."""
+    with pytest.raises(wordmodel.ModelError, match=r"broken\.gz"):
+        wordmodel.parse(b"not gzip at all", "broken.gz")
+    wrong = gzip.compress(b'{"langs": ["fr"], "common": {}}')
+    with pytest.raises(wordmodel.ModelError, match="expected languages"):
+        wordmodel.parse(wrong, "wrong.gz")
+    with pytest.raises(wordmodel.ModelError, match="missing"):
+        wordmodel.read(tmp_path / "absent.json.gz")  # type: ignore[arg-type]
+
+
+def test_an_unreadable_model_falls_back_to_the_lexicons_with_a_warning(
+    fresh_model: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """LG-2: detection is on the request path: it never fails for want of the model file."""
+
+    def broken(path: object) -> wordmodel.WordModel:
+        raise wordmodel.ModelError(f"{path}: missing")
+
+    monkeypatch.setattr(wordmodel, "read", broken)
+    with caplog.at_level(logging.WARNING, logger="nerve.language.wordmodel"):
+        assert not wordmodel.model().loaded
+    assert "curated lexicons only" in caplog.text
+    assert detect("anna indha file ah csv convert pannu").languages == ["ta", "en"]
+
+
+def test_stretched_letters_are_scored_as_the_attested_spelling() -> None:
+    """LG-1: `bossuuuu`, `pwoliiii`: runs of three or more are cut to two, or one."""
+    model = wordmodel.model()
+    assert model.form("pwoliiiii") in ("pwolii", "pwoli")
+    assert model.form("ebonggg") == "ebong"
+    assert model.form("plain") == "plain"
