@@ -1,4 +1,5 @@
-"""Intent rules on Hinglish-TOP (SPEC IN-2). Run: python bench/intent.py [--data DIR]
+"""Intent rules on Hinglish-TOP and on text that is no command (SPEC IN-2, RT-2).
+Run: python bench/intent.py [--data DIR] [--no-false-triggers]
 
 Reads hinglish_top_validation.tsv (romanized Hindi-English queries and their English originals,
 each with a TOP parse) from --data, by default ../shared/data/language next to the repo; the data
@@ -9,6 +10,15 @@ several runs).
 
 The rules read the raw text and, when `nerve.language` is importable, also each query passed
 through `detect`: its `.normalized_text` with its `.languages`. The output says which it did.
+
+False triggers (RT-2): the share of non-commands given an intent other than chat/unknown, and of
+those given a destructive one (high or critical risk in safety's INTENT_RISK, or an action hint),
+with the commonest wrong intents, per source. Sources, none copied into the repo: Dakshina
+romanized Wikipedia sentences (<shared>/language/dakshina/<lang>.dev.roman.txt; lines 1-2500
+are the tune split, 2501-5000 held out), LoCoMo conversation turns (<shared>/locomo/
+locomo_dev.json, CC BY-NC, read here only; conversations 1-3 tune, 4-5 held out) and
+bench/data/heldout/chat.txt (a held-out chit-chat set written by someone else; its figure is
+only reported, skipped when absent). Targets: false triggers <= 3%, destructive 0.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from nerve.intent import classify_rules
+from nerve.safety.risk import INTENT_RISK
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "language"
@@ -34,6 +45,12 @@ MAPPING_RULES = [
     ("IN:DELETE_*", "delete_data"),
 ]
 TARGET = 0.85
+FALSE_TRIGGER_TARGET = 0.03
+DAKSHINA = ("hi", "bn", "ta", "te", "kn", "ml")
+SPLITS = {"tune": (0, 2500), "held-out": (2500, 5000)}
+LOCOMO_TUNE = 3  # conversations 1-3 tune, the rest held out (as bench/locomo.py splits them)
+HELDOUT_CHAT = REPO / "bench" / "data" / "heldout" / "chat.txt"
+NOT_TRIGGERS = ("chat", "unknown")
 
 Prepare = Callable[[str], tuple[str, Sequence[str]]]
 
@@ -149,9 +166,103 @@ def timing(texts: list[str], runs: int = 5) -> None:
     )
 
 
+def dakshina(data: Path, lang: str, split: str) -> list[str]:
+    path = data / "dakshina" / f"{lang}.dev.roman.txt"
+    lo, hi = SPLITS[split]
+    lines = path.read_text(encoding="utf-8").splitlines()[lo:hi]
+    return [line for line in lines if line.strip()]
+
+
+def locomo(path: Path, split: str) -> list[str]:
+    import json
+
+    conversations = json.loads(path.read_text(encoding="utf-8"))
+    part = conversations[:LOCOMO_TUNE] if split == "tune" else conversations[LOCOMO_TUNE:]
+    return [
+        turn["text"]
+        for conv in part
+        for key, session in conv["conversation"].items()
+        if key.startswith("session_") and isinstance(session, list)
+        for turn in session
+        if turn.get("text")
+    ]
+
+
+def destructive(intent: str, parameters: dict[str, object]) -> bool:
+    action = parameters.get("action")
+    risky = INTENT_RISK.get(str(action)) if action else None
+    return risky in ("high", "critical") or INTENT_RISK.get(intent) in ("high", "critical")
+
+
+def triggers(texts: list[str], prepare: Prepare) -> tuple[int, int, Counter[str]]:
+    """(rows given an intent, rows given a destructive one, wrong intents) on non-commands."""
+    fired, harmful, wrong = 0, 0, Counter[str]()
+    for text in texts:
+        readable, languages = prepare(text)
+        result = classify_rules(readable, languages=languages)
+        if result.intent in NOT_TRIGGERS:
+            continue
+        fired += 1
+        wrong[result.intent] += 1
+        harmful += destructive(result.intent, result.parameters)
+    return fired, harmful, wrong
+
+
+def false_triggers(shared: Path, readings: list[tuple[str, Prepare]]) -> None:
+    sources: list[tuple[str, str, list[str]]] = []
+    for split in SPLITS:
+        for lang in DAKSHINA:
+            try:
+                sources.append(
+                    (f"dakshina {lang}", split, dakshina(shared / "language", lang, split))
+                )
+            except OSError as exc:
+                print(f"skipped dakshina {lang}: {exc}")
+        try:
+            sources.append(
+                ("locomo turns", split, locomo(shared / "locomo" / "locomo_dev.json", split))
+            )
+        except OSError as exc:
+            print(f"skipped locomo: {exc}")
+    if HELDOUT_CHAT.exists():
+        lines = HELDOUT_CHAT.read_text(encoding="utf-8").splitlines()
+        sources.append(("heldout chat.txt", "held-out", [t for t in lines if t.strip()]))
+    else:
+        print(f"\nskipped {HELDOUT_CHAT.relative_to(REPO)}: not there (yet)")
+    names = [name for name, _ in readings]
+    print(
+        "\nfalse triggers on non-commands (any intent but chat/unknown; destructive = high or"
+        f" critical risk), target <= {FALSE_TRIGGER_TARGET:.0%} and 0 destructive:\n"
+        f"{'source':<17} {'split':<9} {'rows':>5}  "
+        + "  ".join(f"{n + ' fired':>16} {'destr.':>6}" for n in names)
+        + "  top wrong intents (last reading)"
+    )
+    totals: dict[tuple[str, str], list[int]] = {}
+    for source, split, texts in sources:
+        cells, wrong = [], Counter[str]()
+        for name, prepare in readings:
+            fired, harmful, wrong = triggers(texts, prepare)
+            cells.append(f"{fired:>6} {fired / len(texts):>8.1%} {harmful:>6}")
+            kind = "dakshina" if source.startswith("dakshina") else source
+            total = totals.setdefault((f"{kind} {name}", split), [0, 0, 0])
+            total[0] += len(texts)
+            total[1] += fired
+            total[2] += harmful
+        flag = "" if fired / len(texts) <= FALSE_TRIGGER_TARGET and not harmful else "  OVER TARGET"
+        top = ", ".join(f"{k} {v}" for k, v in wrong.most_common(3))
+        print(f"{source:<17} {split:<9} {len(texts):>5}  " + "  ".join(cells) + f"  {top}{flag}")
+    for (what, split), (rows, fired, harmful) in totals.items():
+        if what.startswith("dakshina"):
+            print(f"  all dakshina, {what[9:]}, {split}: {fired}/{rows} = {fired / rows:.1%},"
+                  f" destructive {harmful}")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="dir holding " + FILE)
+    parser.add_argument(
+        "--no-false-triggers", action="store_true", help="skip the non-command (RT-2) section"
+    )
     args = parser.parse_args(argv)
     path = args.data / FILE if args.data.is_dir() else args.data
     if not path.exists():
@@ -180,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     accuracy_table(rows, readings)
     excluded_readings(rows, readings[-1][1])
+    if not args.no_false_triggers:
+        shared = path.parent.parent  # <shared>/language/<FILE> -> <shared>
+        false_triggers(shared, readings)
     timing([r["cs_query"] for r in rows] + [r["en_query"] for r in rows])
     return 0
 

@@ -229,11 +229,10 @@ def test_a_request_to_explain_is_explain_with_its_subject(
     assert_reads(text, "explain", expected, lang)
 
 
-@pytest.mark.parametrize(
-    "text", ["good morning", "thank you so much", "vanakkam", "namaskara", "play some music", "42"]
-)
+@pytest.mark.parametrize("text", ["play some music", "42"])
 def test_a_request_matching_no_intent_is_unknown_with_zero_confidence(text: str) -> None:
-    """IN-2: `unknown` otherwise."""
+    """IN-2: `unknown` otherwise. (Greetings and thanks, once `unknown` here, are now `chat`,
+    RT-2: see test_chat.py.)"""
     result = classify_rules(text)
     assert result.to_dict() == {
         "intent": "unknown",

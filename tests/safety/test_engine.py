@@ -39,6 +39,7 @@ def test_the_intent_table_is_the_seed_table() -> None:
         "generate_report",
         "query_data",
         "explain",
+        "chat",  # conversation, not a command (issue 16)
     }
     assert {k for k, v in INTENT_RISK.items() if v == "medium"} == {"send_message", "unknown"}
     assert INTENT_RISK["delete_data"] == "high"

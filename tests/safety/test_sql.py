@@ -46,6 +46,7 @@ def test_destructive_statements_are_blocked(sql: str) -> None:
         "UPDATE accounts SET flag = 1 WHERE (2 > 1)",
         "DELETE FROM customers WHERE id = id",
         "DELETE FROM customers WHERE NOT FALSE",
+        "UPDATE accounts SET flag = 1 WHERE note IS NULL OR note IS NOT NULL",
     ],
 )
 def test_an_always_true_where_counts_as_no_where(sql: str) -> None:
@@ -60,6 +61,8 @@ def test_an_always_true_where_counts_as_no_where(sql: str) -> None:
         "UPDATE accounts SET balance = 0 WHERE id IN (SELECT id FROM closed)",
         "DELETE FROM t WHERE created < now() - interval '30 days' AND 1=1",
         "SELECT * FROM orders WHERE 1=1",
+        "DELETE FROM t WHERE a = 1 OR NOT a = 1",
+        "DELETE FROM t WHERE a IS NULL OR b IS NOT NULL",
         "INSERT INTO logs (msg) VALUES ('DROP TABLE users')",
         "SELECT 'DELETE FROM users' AS example",
         "CREATE TABLE t (id INT REFERENCES u (id) ON DELETE CASCADE)",
@@ -135,3 +138,29 @@ def test_sqlglot_warnings_stay_off_stderr(capfd: pytest.CaptureFixture[str]) -> 
     check_rules("sql", "DELETE FROM t WHERE x = ANY_WEIRD_FN(1) !! 2")
     check_rules("sql", "GRANT ALL ON *.* TO bob")
     assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("sql", "category"),
+    [
+        ("ALTER USER root IDENTIFIED BY 'x'", "credentials"),
+        ("SET PASSWORD FOR root = PASSWORD('x')", "credentials"),
+        ("ALTER ROLE app WITH PASSWORD 'x'", "credentials"),
+        ("ALTER ROLE app SUPERUSER", "system"),
+        ("EXEC sp_MSforeachtable 'DROP TABLE ?'", "code"),
+    ],
+)
+def test_password_changes_superuser_grants_and_foreach_sql_are_blocked(
+    sql: str, category: str
+) -> None:
+    """SF-1: a new password locks a login's owner out; SUPERUSER hands over the server."""
+    verdict = check_rules("sql", sql)
+    assert not verdict.allowed and verdict.category == category
+
+
+@pytest.mark.parametrize(
+    "sql", ["CREATE USER bob", "ALTER USER bob RENAME TO rob", "SELECT password FROM users"]
+)
+def test_ordinary_account_statements_are_allowed(sql: str) -> None:
+    """SF-1: benign look-alikes of the login rules."""
+    assert not blocked(sql)

@@ -1,7 +1,9 @@
 """Intent: what a request asks for, as `{intent, parameters, confidence, source}` (SPEC IN-1, IN-2).
 
 nerve.intent owns turning one request (English, or romanized Indic mixed with English, ideally
-already keyword-normalized by nerve.language) into one of INTENTS with its parameters. Its seam is
+already keyword-normalized by nerve.language) into one of INTENTS with its parameters; a text
+that is no command (greetings, thanks, praise, small talk) is `chat`, decided before the seven
+intents (chat.py, shape.py; SPEC RT-2). Its seam is
 `IntentClassifier.classify`: an injected model first, deterministic rules as the fallback
 (`classify_rules`, also usable alone). It never raises.
 

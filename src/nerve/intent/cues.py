@@ -13,9 +13,7 @@ from dataclasses import dataclass
 
 from nerve.intent.lexicon import (
     AMBIGUOUS_QUESTION_WORDS,
-    FRAMES,
     INDIC,
-    LIGHT_VERBS,
     NOT_QUESTION_OPENERS,
     NOUNS,
     QUESTION_WORDS_EN,
@@ -25,11 +23,12 @@ from nerve.intent.lexicon import (
     VERBS,
 )
 
-__all__ = ["CUES", "QUESTION_OPENERS", "Hit", "Token", "imperative", "question_openers", "tokenize"]
+__all__ = ["CUES", "QUESTION_OPENERS", "Hit", "Token", "question_openers", "tokenize"]
 
 _WORD = re.compile(r"\w+(?:['-]\w+)*")
 _GAP_WORD = re.compile(r"(\W*)(\w+(?:['-]\w+)*)")
-_BREAKS = frozenset('.,;:!?"(')
+_BREAKS = frozenset('.,;:!?"(\n')
+_ENDS = frozenset(".!?\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +37,7 @@ class Token:
     start: int
     end: int
     opens: bool  # first word of a clause
+    sentence: bool = False  # first word of a sentence: the text's, or after . ! ? or a new line
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,7 @@ class Hit:
     first: int  # token indices, inclusive
     last: int
     word: str  # the matched words, lower-cased
+    rest: str = ""  # what follows a stem in its last word: "o" for hata* in "hatao"
 
 
 def tokenize(text: str) -> list[Token]:
@@ -54,7 +55,8 @@ def tokenize(text: str) -> list[Token]:
     for m in _GAP_WORD.finditer(text):
         gap = m.group(1)
         opens = not tokens or (gap not in ("", " ") and not _BREAKS.isdisjoint(gap))
-        tokens.append(Token(m.group(2).lower(), m.start(2), m.end(), opens))
+        sentence = not tokens or (opens and not _ENDS.isdisjoint(gap))
+        tokens.append(Token(m.group(2).lower(), m.start(2), m.end(), opens, sentence))
     return tokens
 
 
@@ -90,7 +92,7 @@ class _Index:
                 if n > len(word):
                     break
                 for kind, intent in self.stems.get(word[:n], ()):
-                    found.append(Hit(kind, intent, i, i, word))
+                    found.append(Hit(kind, intent, i, i, word, word[n:]))
             for rest, stem, kind, intent in self.phrases.get(word, ()):
                 j = i + len(rest)
                 if j >= len(tokens):
@@ -100,7 +102,8 @@ class _Index:
                     tail[-1].startswith(rest[-1]) if stem else tail[-1] == rest[-1]
                 )
                 if ok:
-                    found.append(Hit(kind, intent, i, j, " ".join([word, *tail])))
+                    after = tail[-1][len(rest[-1]) :] if stem else ""
+                    found.append(Hit(kind, intent, i, j, " ".join([word, *tail]), after))
         return found
 
 
@@ -118,43 +121,9 @@ def _entries() -> Iterable[tuple[str, str, str]]:
 
 CUES = _Index(_entries())
 QUESTION_OPENERS = frozenset(QUESTION_WORDS_EN)
-_FRAMES = frozenset(_words(f) for f in FRAMES)
-_LIGHT = frozenset(_words(v) for v in LIGHT_VERBS)
-_FRAME_LENGTHS = sorted({len(f) for f in _FRAMES})
-_LIGHT_LENGTHS = sorted({len(v) for v in _LIGHT})
-
-
-def _clause_opener(tokens: list[Token], i: int) -> Token:
-    while i > 0 and not tokens[i].opens:
-        i -= 1
-    return tokens[i]
 
 
 def question_openers(languages: Sequence[str]) -> frozenset[str]:
     """English question openers, less those that are plain words in a detected language."""
     drop = {w for lang in languages for w in NOT_QUESTION_OPENERS.get(lang, ())}
     return QUESTION_OPENERS - drop if drop else QUESTION_OPENERS
-
-
-def imperative(
-    tokens: list[Token],
-    first: int,
-    last: int,
-    text: str,
-    openers: frozenset[str] = QUESTION_OPENERS,
-) -> bool:
-    """An English verb commands when it opens a clause, follows a frame ("please", "can you"),
-    comes before an Indic light verb ("delete karo"), or closes a clause that asks nothing
-    ("users table delete", "Priya ko tell ki ...": Hindi ki opens the clause that follows)."""
-    if tokens[first].opens:
-        return True
-    for n in _FRAME_LENGTHS:
-        if n <= first and tuple(t.word for t in tokens[first - n : first]) in _FRAMES:
-            return True
-    if _clause_opener(tokens, first).word in openers:
-        return False  # "what does DROP do?" asks
-    for n in _LIGHT_LENGTHS:
-        if tuple(t.word for t in tokens[last + 1 : last + 1 + n]) in _LIGHT:
-            return True
-    closes = last + 1 == len(tokens) or tokens[last + 1].opens or tokens[last + 1].word == "ki"
-    return closes and "?" not in text[tokens[last].end : tokens[last].end + 3]

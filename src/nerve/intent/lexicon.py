@@ -11,7 +11,9 @@ How a cue counts (see rules.py):
 - VERBS are English imperatives: strong at the start of a clause, after a frame such as "please"
   or "can you", before an Indic light verb ("delete karo"), or closing a clause that asks nothing;
   weak anywhere else, so "is the sky clear?" is not a deletion.
-- INDIC verb forms are imperatives by their shape, so they are always strong.
+- INDIC verb forms are strong when they have a command's shape (shape.py): an imperative ending
+  ("hatao", "anuppunga") or last in their clause before a helper ("hata do"); "hata diya gaya"
+  and "muchhhh" are not commands.
 - NOUNS are weak: they name the topic, a verb decides.
 """
 
@@ -94,7 +96,7 @@ INDIC: dict[str, tuple[str, ...]] = {
         "samjha*, matlab kya, arth kya, vyakhya, kya hota hai, kaise kaam kar*",  # hi
         "vilakk*, na enna, nna enna, endral enna, enral enna",  # ta
         "vivarinch*, ante enti, ante emiti, ante emi, ante entidi",  # te
-        "vivaris*, andare enu, andre enu, andare yenu, andre yenu",  # kn
+        "vivaris*, vivarisi, andare enu, andre enu, andare yenu, andre yenu",  # kn
         "vishadeekarikk*, vivarikk*, manassilaakk*, ennal enthu, ennal enthanu",  # ml
         "bujhiye*, bojhao, bojha*, byakhya, mane ki",  # bn
     ),
@@ -146,7 +148,8 @@ RECIPIENT_MARKERS = words("ko, se, kitta, ki, ge, ige, nu, nodu, ke")
 # Auxiliaries that make the English word before them an imperative ("delete karo").
 LIGHT_VERBS = words(
     "do",  # what nerve.language makes of karo, pannu, cheyyi
-    "karo, kare, karen, karein, kariye, kijiye, kar, kar do, kardo, karde, kardein, karna",  # hi
+    "karo, kare, karen, karein, kariye, kijiye, kar, kar do, kardo, karde, kardein, karden",
+    "kar den, kar dijiye, kardijiye, karna",  # hi
     "de, dein, den, dedo, dijiye",  # hi
     "pannu, pannunga, panni",  # ta
     "cheyyi, chey, cheyyandi, cheyandi",  # te
@@ -157,8 +160,8 @@ LIGHT_VERBS = words(
 
 # Words after which an English verb is an imperative ("please send", "can you delete").
 FRAMES = words(
-    "please, pls, kindly, just, now, quickly, ok, okay, also, then, and, aur, to",
-    "can you, could you, would you, will you, can u, help me, go ahead and, let's, lets",
+    "please, pls, plz, kindly, just, now, quickly, ok, okay, also, then, and, aur, so",
+    "can you, could you, would you, will you, can u, help me, go ahead and",  # not "let's get"
     "i want to, i'd like to, i would like to, i need to, i wanna, want to, need to",
 )
 
@@ -169,17 +172,21 @@ QUESTION_WORDS_EN = words(
 )
 QUESTION_WORDS_INDIC = words(
     "kya, kab, kahan, kahaan, kidhar, kitna, kitne, kitni, kaun, kaunsa, kaunse, konsa, konse",
-    "kaisa, kaisi, kaise, kesa, kesi, kyun, kyon",  # hi
-    "enna, eppo, eppodhu, eppadi, enga, evvalavu, ethana, yaaru, edhu",  # ta
+    "kaisa, kaisi, kaise, kesa, kesi, kyun, kyon, kis",  # hi
+    "eppo, eppodhu, eppadi, enga, evvalavu, ethana, yaaru, edhu",  # ta
     "enti, emiti, eppudu, ekkada, enta, entha, evaru, ela, edi",  # te
     "enu, yenu, yaavaga, yavaga, elli, eshtu, hege, yaava",  # kn
-    "enthu, enthanu, eppol, evide, ethra, engane, ethu",  # ml
+    "enthu, enthanu, eppol, evide, ethra, engane",  # ml ("ethu" is also a spelling of "ithu")
     "kobe, kothay, koto, kemon, kivabe, keno",  # bn
 )
 
 # Question words that are ordinary words in another language, by the language that owns them
-# (on only when it is detected): Bengali ki/ke/kon are Hindi "of"/"that"...
-AMBIGUOUS_QUESTION_WORDS: dict[str, tuple[str, ...]] = {"bn": words("ki, ke, kon")}
+# (on only when it is detected): Bengali ki/ke/kon are Hindi "of"/"that", Tamil enna is
+# Malayalam "named"...
+AMBIGUOUS_QUESTION_WORDS: dict[str, tuple[str, ...]] = {
+    "bn": words("ki, ke, kon"),
+    "ta": words("enna"),
+}
 # ...and English openers that are not questions in a language (off when it is detected):
 # Hindi "is" is "this", "do" is "two".
 NOT_QUESTION_OPENERS: dict[str, tuple[str, ...]] = {"hi": words("is, do")}

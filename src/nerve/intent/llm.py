@@ -51,7 +51,9 @@ intent is exactly one of:
 - send_message: send, share, email, text or tell something to someone.
   parameters: recipient, channel (email, whatsapp, slack, sms...), content
 - explain: explain a concept or how something works. parameters: target
-- unknown: none of the above
+- chat: not a command: a greeting, thanks, praise, a reaction, an opinion, a story, a question
+  about the person addressed ("how have you been?"). parameters: none
+- unknown: a command or request that is none of the above
 Include only the parameters the request states. confidence is a number from 0 to 1: how sure
 you are of the intent. The answer's JSON schema:
 {json.dumps(ModelAnswer.model_json_schema(), separators=(",", ":"))}"""

@@ -17,6 +17,7 @@ INTENTS = (
     "query_data",
     "send_message",
     "explain",
+    "chat",  # not a command: greetings, thanks, praise, opinions, a question about the listener
     "unknown",
 )
 
@@ -28,6 +29,7 @@ IntentName = Literal[
     "query_data",
     "send_message",
     "explain",
+    "chat",
     "unknown",
 ]
 

@@ -5,6 +5,10 @@ topic noun is weak, a named destructive action is strongest. The highest weight 
 to the earlier cue. Confidence is the winning weight, lowered when a rival came close. Parameters
 are then read around the winning cue (params.py). Only the first MAX_CHARS characters are read: an
 intent is stated up front, and the cost stays bounded on pathological input.
+
+The chat gate (RT-2) comes first: a verb counts as strong only in a command's shape (shape.py),
+and without such a cue conversation (chat.py) outweighs the weak ones, so small talk is `chat`.
+A deletion must be a command with an object: "delete karo" alone is delete_data below 0.5.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nerve.intent import actions, messages, params
-from nerve.intent.cues import CUES, Token, imperative, question_openers, tokenize
-from nerve.intent.lexicon import NOT_NAMES, words
+from nerve.intent import actions, chat, messages, params
+from nerve.intent.cues import CUES, Token, question_openers, tokenize
+from nerve.intent.lexicon import NOT_NAMES, REPORT_MAKERS, VERBS, words
 from nerve.intent.model import Intent
+from nerve.intent.shape import clause_end, imperative, indic_command, narrated
 
 __all__ = ["MAX_CHARS", "classify_rules", "clean"]
 
@@ -41,6 +46,13 @@ ACTION = 0.95
 FORMAT_PAIR = 0.85  # "csv to json" needs no verb, "csv and json" is no conversion
 RECIPIENT_BONUS = 0.05
 REPORT_REACH = 40  # characters between a report maker and the report noun
+CHAT = 0.9  # praise, thanks, a greeting: conversation
+CHAT_QUESTION = 0.7  # a question about the person addressed
+NO_OBJECT = 0.4  # a deletion that names nothing to delete: below IN-1's 0.5, a guess to confirm
+QUESTION_REACH = 12  # tokens: a sentence this short with an Indic question word asks
+TOPIC_ONLY_TOKENS = 10  # "aaj ka weather" asks; a long statement that mentions news does not
+CHATTY_MARKERS = 3  # chat markers that make a long turn (CHATTY_TOKENS words) talk, not command
+CHATTY_TOKENS = 20
 
 _START = r"(?:^|[.,;:!?]\s*)(?:(?:please|so|and|ok|okay|hey|now|but)\s+)?"
 _NOT_CONCEPT = (
@@ -85,6 +97,11 @@ _PATTERN_TRIGGERS = frozenset(
         "difference, kya",
     )
 )
+_HOW_TO_PATTERNS = frozenset(rx for _, _, rx in _PATTERNS if _HOW_TO in rx.pattern)
+_ENGLISH_MAKERS = frozenset((*VERBS["generate_report"], "do", "run", "pull")) & frozenset(
+    REPORT_MAKERS
+)
+_POLITE = frozenset(words("please, pls, plz, plss, kindly"))
 _CONTROL = dict.fromkeys([*range(32), 127], " ")
 
 
@@ -104,6 +121,18 @@ class _Cue:
 class _Scores:
     def __init__(self) -> None:
         self.best: dict[str, _Cue] = {}
+        self.commanded = False  # a cue in command shape: a verb that commands, a named action
+        self.asked = False  # a question cue
+
+    def command(self, intent: str, weight: float, start: int, end: int) -> None:
+        self.commanded = True
+        self.add(intent, weight, start, end)
+
+    def ask(
+        self, intent: str, weight: float, start: int, end: int, target: str | None = None
+    ) -> None:
+        self.asked = True
+        self.add(intent, weight, start, end, target)
 
     def add(
         self, intent: str, weight: float, start: int, end: int, target: str | None = None
@@ -123,6 +152,7 @@ def _relay(
     i: int,
     openers: frozenset[str],
     languages: Sequence[str],
+    rest: str,
 ) -> None:
     """A relay verb ("tell", "ask", "bolo") is a message when someone else is addressed and a
     question when the speaker is ("tell me the forecast", "mujhe batao")."""
@@ -130,66 +160,133 @@ def _relay(
     english = word in ("tell", "ask", "let")
     if english and not imperative(tokens, i, i, text, openers):
         return
-    addressee = tokens[i + 1].word if i + 1 < len(tokens) else ""
+    if not english and not indic_command(tokens, i, rest):
+        return  # "bataya jata hai" narrates
+    addressee = _next_word(tokens, i)
+    if addressee in messages.SELF and _about_listener(tokens, i + 2):
+        return  # "let me know if you need anything", "can you tell me more about your trip?"
     if addressee in messages.SELF:
-        scores.add("query_data", QUESTION, start, end)
+        scores.command("query_data", QUESTION, start, end)
     elif addressee in messages.PRONOUNS or messages.recipient(text, start, end, languages):
-        scores.add("send_message", STRONG["send_message"], start, end)
+        scores.command("send_message", STRONG["send_message"], start, end)
     elif word != "let":
-        scores.add("query_data", QUESTION, start, end)
+        scores.command("query_data", QUESTION, start, end)
 
 
-def _score(text: str, languages: Sequence[str]) -> tuple[_Scores, tuple[str, int] | None]:
+def _next_word(tokens: list[Token], last: int) -> str:
+    return tokens[last + 1].word if last + 1 < len(tokens) else ""
+
+
+def _about_listener(tokens: list[Token], i: int) -> bool:
+    """The clause from token i is about the person addressed, or is "let me know"."""
+    rest = tokens[i : clause_end(tokens, i) if i < len(tokens) else i]
+    return bool(rest) and (rest[0].word == "know" or any(t.word in chat.YOU for t in rest))
+
+
+def _to_you(tokens: list[Token], last: int) -> bool:
+    after = tokens[last + 1] if last + 1 < len(tokens) else None
+    return after is not None and not after.opens and after.word in chat.YOU
+
+
+def _asks_near_the_end(tokens: list[Token], i: int, text: str) -> bool:
+    """An Indic question word asks when it opens or ends its clause (4 words at most), SOV-style
+    ("kya kal barish hogi", "balance kitna hai"), stands in a short sentence, or the text is a
+    question; deep in a long statement it reports one ("usne kaha ki vah kya daan karega")."""
+    end = clause_end(tokens, i)
+    return (
+        tokens[i].sentence
+        or end - i <= 4
+        or end - _sentence_start(tokens, i) <= QUESTION_REACH
+        or text.endswith("?")
+    )
+
+
+def _sentence_start(tokens: list[Token], i: int) -> int:
+    while i > 0 and not tokens[i].sentence:
+        i -= 1
+    return i
+
+
+def _score(
+    text: str, tokens: list[Token], languages: Sequence[str], reading: chat.ChatReading
+) -> tuple[_Scores, tuple[str, int] | None]:
     scores = _Scores()
-    tokens = tokenize(text)
-    if not tokens:  # punctuation only
-        return scores, None
     seen = {t.word for t in tokens}
     openers = question_openers(languages)
     act = actions.action(text, seen)
     if act:
-        scores.add("delete_data", ACTION, act[1], act[1])
+        scores.command("delete_data", ACTION, act[1], act[1])
     found = params.formats(text, seen)
     if found.source and found.target and found.directed:
-        scores.add("convert_format", FORMAT_PAIR, 0, 0)
+        scores.command("convert_format", FORMAT_PAIR, 0, 0)
+    indic = any(lang != "en" for lang in languages)
+    polite = not seen.isdisjoint(_POLITE)  # "I don't need alarms today, just delete them please"
     reports = [t.start for t in tokens if t.word in ("report", "reports")]
     summaries = [t.start for t in tokens if t.word in ("summary", "summaries")]
     for hit in CUES.hits(tokens):
         start, end = tokens[hit.first].start, tokens[hit.last].end
+        if hit.kind in ("verb", "relay") and _to_you(tokens, hit.last):
+            continue  # "good to see you", "miss you", "tell you what": said to the listener
         if hit.kind == "verb":
-            strong = imperative(tokens, hit.first, hit.last, text, openers)
+            if hit.word == "check" and _next_word(tokens, hit.last) == "out":
+                continue  # "check out my painting!" shows, it asks for nothing
+            # SOV English ("users table delete") only in Indic company: "leg drop" is a name,
+            # "long time no see!" a greeting
+            closing = indic
+            strong = polite or imperative(
+                tokens, hit.first, hit.last, text, openers, closing=closing
+            )
+            if not strong and hit.intent == "delete_data":
+                continue  # destructive only as a command: "leg drop", "the sky was so clear"
             weight = STRONG[hit.intent] if strong else WEAK_VERB
             if hit.intent == "convert_format" and not found.mentions:
                 # without a format, "change"/"save"/"turn" are not conversions
                 weight = min(weight, 0.6) if hit.word in ("convert", "transform") else 0.0
             if weight:
-                scores.add(hit.intent, weight, start, end)
+                (scores.command if strong else scores.add)(hit.intent, weight, start, end)
         elif hit.kind == "indic" and (hit.intent != "convert_format" or found.mentions):
-            scores.add(hit.intent, STRONG[hit.intent], start, end)
+            if indic_command(tokens, hit.last, hit.rest, destructive=hit.intent == "delete_data"):
+                scores.command(hit.intent, STRONG[hit.intent], start, end)
         elif hit.kind == "noun":
             scores.add(hit.intent, NOUN[hit.intent], start, end)
         elif hit.kind == "maker" and reports:
             # a maker makes the nearest thing: "report banao", but "report summary maadi"
             near = min(abs(r - start) for r in reports)
-            if near < REPORT_REACH and all(abs(s - start) > near for s in summaries):
-                scores.add("generate_report", STRONG["generate_report"], start, end)
+            english = hit.word in _ENGLISH_MAKERS
+            shaped = (
+                imperative(tokens, hit.first, hit.last, text, openers)
+                if english
+                else (indic_command(tokens, hit.last, hit.rest))
+            )
+            if shaped and near < REPORT_REACH and all(abs(s - start) > near for s in summaries):
+                scores.command("generate_report", STRONG["generate_report"], start, end)
         elif hit.kind == "relay":
-            _relay(scores, text, tokens, hit.first, openers, languages)
-        elif hit.kind == "question" or (
-            hit.kind.startswith("question:") and hit.kind.partition(":")[2] in languages
-        ):
-            scores.add("query_data", QUESTION, start, end)
+            _relay(scores, text, tokens, hit.first, openers, languages, hit.rest)
+        elif (
+            hit.kind == "question"
+            or (hit.kind.startswith("question:") and hit.kind.partition(":")[2] in languages)
+        ) and _asks_near_the_end(tokens, hit.first, text):
+            scores.ask("query_data", QUESTION, start, end)
     if seen & _PATTERN_TRIGGERS:
         for intent, weight, rx in _PATTERNS:
             m = rx.search(text)
-            if m:
+            if m and (not reading.about_you or rx in _HOW_TO_PATTERNS):
                 named = m.groupdict().get("t")
-                scores.add(intent, weight, m.start(), m.end(), named and params.trim(named))
-    opener = next((t for t in tokens if t.opens and t.word in openers), None)
-    if opener:
-        scores.add("query_data", QUESTION, opener.start, opener.end)
+                scores.ask(intent, weight, m.start(), m.end(), named and params.trim(named))
+    opener = next(
+        (
+            t
+            for i, t in enumerate(tokens)
+            if t.opens and t.word in openers and (t.sentence or not narrated(tokens, i))
+        ),
+        None,
+    )  # "I've been running, which has been great" asks nothing
+    if reading.about_you:
+        pass  # "how have you been?" asks about the person addressed, not for data
+    elif opener:
+        scores.ask("query_data", QUESTION, opener.start, opener.end)
     elif text.endswith("?"):
-        scores.add("query_data", QUESTION, len(text), len(text))
+        scores.ask("query_data", QUESTION, len(text), len(text))
     send = scores.best.get("send_message")
     if send and messages.recipient(text, send.start, send.end, languages):
         send.weight += RECIPIENT_BONUS
@@ -228,24 +325,56 @@ def _parameters(
     return out
 
 
+def _chat(reading: chat.ChatReading) -> Intent:
+    """Not a command: `chat` when it reads as conversation, `unknown` when nothing does."""
+    if reading.reactions or reading.greetings:
+        return Intent("chat", {}, CHAT, "rules")
+    if reading.about_you:
+        return Intent("chat", {}, CHAT_QUESTION, "rules")
+    return Intent("unknown", {}, 0.0, "rules")
+
+
+def _gated(
+    scores: _Scores, tokens: list[Token], reading: chat.ChatReading, act: tuple[str, int] | None
+) -> bool:
+    """The chat gate: without a command-shaped cue, conversation outweighs weak cues, and a
+    topic noun or a verb out of command position says nothing in a long statement."""
+    if scores.commanded:
+        # a long turn full of chat markers ("Thanks, Gina! ... find my happy place!") talks;
+        # a named destructive action is always heard
+        markers = reading.reactions + reading.greetings
+        return act is None and markers >= CHATTY_MARKERS and len(tokens) >= CHATTY_TOKENS
+    if reading.reactions or reading.about_you:
+        return True
+    return not scores.asked and len(tokens) > TOPIC_ONLY_TOKENS
+
+
 def classify_rules(text: str, *, languages: Sequence[str] = ()) -> Intent:
     """The rules' reading of `text`; never raises, `unknown` with confidence 0 when nothing fits.
 
-    `languages` (from nerve.language) switches on cue words that are ambiguous across languages.
+    Chit-chat (greetings, thanks, praise, reactions, questions about the person addressed) is
+    `chat`. `languages` (from nerve.language) switches on cue words that are ambiguous across
+    languages.
     """
     try:
         cleaned = clean(text) if isinstance(text, str) else ""
         if not cleaned:
             return Intent("unknown", {}, 0.0, "rules")
-        scores, act = _score(cleaned, tuple(languages))
+        tokens = tokenize(cleaned)
+        reading = chat.read(cleaned, tokens)
+        if not tokens:  # punctuation or emoji only
+            return _chat(reading)
+        scores, act = _score(cleaned, tokens, tuple(languages), reading)
         ranked = scores.ranked()
-        if not ranked:
-            return Intent("unknown", {}, 0.0, "rules")
+        if not ranked or _gated(scores, tokens, reading, act):
+            return _chat(reading)
         intent, cue = ranked[0]
         confidence = cue.weight
         if len(ranked) > 1 and ranked[1][1].weight >= cue.weight - 0.05:
             confidence -= 0.1  # a close rival: say so
         parameters = _parameters(intent, cleaned, cue, act, tuple(languages))
+        if intent == "delete_data" and not parameters.keys() & {"target", "action"}:
+            confidence = min(confidence, NO_OBJECT)  # "delete karo": delete what? ask first
         return Intent(intent, parameters, round(min(confidence, 1.0), 2), "rules")
     except Exception:  # a rule bug must never take the caller down (IN-2)
         return Intent("unknown", {}, 0.0, "rules")

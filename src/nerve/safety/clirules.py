@@ -139,11 +139,16 @@ def _flag_finding(inv: Invocation, i: int, arg: str) -> Finding | None:
     return None
 
 
+_TEST_RUNNERS = wordset("pytest py.test jest vitest mocha ava rspec phpunit nosetests ward tox nox")
+
+
 def generic_cli(inv: Invocation) -> Finding:
     """Judge `tool group VERB ...` and destructive flags (--delete, --purge) of any CLI."""
     args = inv.args
     if any(a.split("=", 1)[0].lower() in _DRY_RUN for a in args):
         return LOW
+    if inv.prog in _TEST_RUNNERS or args[:1] == ["test"]:
+        return LOW  # `pytest -k delete`, `cargo test drop_table`: the words name tests
     best = LOW
     named = _SEGMENTS.split(inv.prog)
     if (len(named) > 1 or inv.prog in ("dropdb", "dropuser")) and _verb_level(inv.prog) == "high":

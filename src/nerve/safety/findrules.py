@@ -9,15 +9,16 @@ command's arguments: `find . -exec echo -delete \\;` prints, it does not delete.
 
 from __future__ import annotations
 
-from shlex import join
+import re
+from shlex import join, quote
 
 from nerve.safety.invocation import Invocation
-from nerve.safety.paths import classify
+from nerve.safety.paths import classify, is_os_critical
 from nerve.safety.targets import WHERE, judge_delete, outside_workspace, workspace_of
 from nerve.safety.verdict import LOW, Finding, RiskLevel, higher, wordset
 from nerve.safety.wrappers import basename, unwrap
 
-__all__ = ["FIND_FILTERS", "find", "find_delete", "find_roots"]
+__all__ = ["FIND_FILTERS", "fed_by_find", "find", "find_delete", "find_roots"]
 
 FIND_FILTERS = wordset(
     "-name -iname -path -ipath -wholename -iwholename -regex -iregex -type -mtime -mmin "
@@ -27,6 +28,12 @@ FIND_FILTERS = wordset(
 _EXECS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _DELETERS = frozenset({"rm", "shred", "unlink", "srm"})
 _PERMS = frozenset({"chmod", "chown", "chgrp"})
+_EDITORS = frozenset({"sed", "gsed", "perl"})
+# Filters that pick files by name: `-name '*.pyc'` narrows a sweep, `-type f` or `-mtime +7` not.
+_NAME_FILTERS = wordset("-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname")
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
+# The shell's view of the file find hands it: `sh -c 'rm -rf "$1"' _ {}`, `"$@"`, `{}`.
+_POS_REF = re.compile(r"\"?\$(?:\{?[01@*]\}?)\"?|\{\}")
 _SWEEPING = frozenset({"root", "home_root", "system_root", "system"})
 
 
@@ -62,6 +69,7 @@ def find(inv: Invocation) -> Finding:
     deletes = "-delete" in own
     perms = False
     best = LOW
+    overwrites = ""
     for words in execs:
         real, _, nested = unwrap(words)
         if nested is not None:
@@ -69,14 +77,24 @@ def find(inv: Invocation) -> Finding:
         if not real:
             continue
         prog = basename(real[0])
+        if prog in _SHELLS:  # the code sees each match as $1 (or "$@", or {} spliced in)
+            match = quote(roots[0] if not filtered else roots[0].rstrip("/") + "/match")
+            real = [_POS_REF.sub(match, w) for w in real]
         if prog in _DELETERS:
             deletes = True
+        elif overwrites_each(prog, real[1:]):
+            overwrites = prog if prog not in _EDITORS else overwrites or prog
         elif prog in _PERMS:
             perms = True
         else:
             best = higher(best, inv.ctx.nested(join(w for w in real if w != "{}"), "find -exec"))
     if deletes:
-        best = higher(best, find_delete(inv, roots, filtered, "find -delete"))
+        best = higher(best, find_delete(inv, roots, filtered, "find -delete", named=_named(own)))
+    elif overwrites in _EDITORS:  # an in-place edit: only the system's own files are off limits
+        best = higher(best, find_edit(inv, roots, f"find -exec {overwrites} -i"))
+    elif overwrites:
+        verb = f"find -exec {overwrites}"
+        best = higher(best, find_delete(inv, roots, filtered, verb, action="empties"))
     elif perms:
         for root in roots:
             cls = classify(root)
@@ -87,7 +105,59 @@ def find(inv: Invocation) -> Finding:
     return best
 
 
-def find_delete(inv: Invocation, roots: list[str], filtered: bool, verb: str) -> Finding:
+def overwrites_each(prog: str, args: list[str]) -> bool:
+    """Whether `prog ARGS FILE` destroys FILE's contents: `sed -i`, `truncate`, `cp /dev/null`,
+    `perl -pi`, `tee`, `dd of=`."""
+    if prog in ("truncate", "tee", "shred"):
+        return True
+    if prog in ("cp", "mv", "install"):
+        return any(a in ("/dev/null", "/dev/zero", "/dev/urandom") for a in args)
+    if prog in ("sed", "perl", "gsed"):
+        return any(a.startswith("-i") or a.startswith("--in-place") or a == "-pi" for a in args)
+    return prog == "dd" and any(a.startswith("of=") for a in args)
+
+
+def find_edit(inv: Invocation, roots: list[str], verb: str) -> Finding:
+    """`sed -i` on every match: an edit, which developers run over their trees and homes; over
+    the root or the system's own directories it rewrites the operating system's files."""
+    best = LOW
+    for root in roots:
+        cls = classify(root)
+        if workspace_of(root, inv.ctx) == "outside":
+            best = higher(best, outside_workspace(verb, "rewrites files", root))
+        elif cls in ("root", "system_root") or (cls == "system" and is_os_critical(root)):
+            why = f"{verb} rewrites matching files under {WHERE[cls]} ({root})"
+            best = higher(best, Finding("high", why, "system"))
+        elif cls in ("home_root", "cwd_all", "system"):
+            why = f"{verb} rewrites matching files under {WHERE[cls]} ({root})"
+            best = higher(best, Finding("medium", why, "destructive"))
+    return best
+
+
+def fed_by_find(inv: Invocation, verb: str, action: str = "deletes") -> Finding | None:
+    """`find ... | xargs CMD`: CMD acts on each file find prints, judged like find -exec CMD."""
+    words = inv.upstream.words if inv.from_xargs and inv.upstream else []
+    if not words or words[0].rsplit("/", 1)[-1] != "find":
+        return None
+    roots = find_roots(words[1:])
+    if action == "rewrites":
+        return find_edit(inv, roots, verb)
+    filtered = any(a in FIND_FILTERS for a in words)
+    return find_delete(inv, roots, filtered, verb, action=action, named=_named(words))
+
+
+def _named(words: list[str]) -> bool:
+    return any(a in _NAME_FILTERS for a in words)
+
+
+def find_delete(
+    inv: Invocation,
+    roots: list[str],
+    filtered: bool,
+    verb: str,
+    action: str = "deletes",
+    named: bool | None = None,
+) -> Finding:
     """Unfiltered: like rm -rf on each root. Filtered: only sweeping roots matter."""
     best = LOW
     for root in roots:
@@ -96,11 +166,13 @@ def find_delete(inv: Invocation, roots: list[str], filtered: bool, verb: str) ->
             best = higher(best, found)
             continue
         if workspace_of(root, inv.ctx) == "outside":
-            best = higher(best, outside_workspace(verb, "deletes files", root))
+            best = higher(best, outside_workspace(verb, f"{action} files", root))
             continue
         cls = classify(root)
         if cls in _SWEEPING:
             level: RiskLevel = "high" if cls in ("root", "home_root", "system_root") else "medium"
-            why = f"{verb} deletes matching files under {WHERE[cls]} ({root})"
+            if cls == "system" and is_os_critical(root) and not named:
+                level = "high"  # every file (-type f) of /var/lib, /usr/lib: the system itself
+            why = f"{verb} {action} matching files under {WHERE[cls]} ({root})"
             best = higher(best, Finding(level, why, "destructive"))
     return best

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from nerve.safety.findrules import FIND_FILTERS, find, find_delete, find_roots
+from nerve.safety.findrules import fed_by_find, find, overwrites_each
 from nerve.safety.invocation import Invocation, flags_of, positionals
 from nerve.safety.paths import classify
 from nerve.safety.sensitive import system_file
@@ -24,6 +24,7 @@ from nerve.safety.targets import (
     workspace_of,
 )
 from nerve.safety.verdict import LOW, Category, Finding, RiskLevel, higher, wordset
+from nerve.safety.wrappers import prog_of
 
 __all__ = ["FS_RULES"]
 
@@ -38,9 +39,9 @@ def _rm(inv: Invocation) -> Finding:
     targets = positionals(inv.args)
     if not targets and inv.from_xargs and inv.upstream and inv.upstream.words:
         words = inv.upstream.words
-        if words[0].rsplit("/", 1)[-1] == "find":  # find ... | xargs rm: judged like find -delete
-            filtered = any(a in FIND_FILTERS for a in words)
-            return find_delete(inv, find_roots(words[1:]), filtered, "find | xargs rm")
+        fed = fed_by_find(inv, "find | xargs rm")  # judged like find -delete
+        if fed is not None:
+            return fed
         if words[0] in ("echo", "printf"):
             targets = [part for word in words[1:] for part in word.split()]
         elif recursive:
@@ -152,6 +153,8 @@ def _move(inv: Invocation) -> Finding:
     if dest in ("/dev/null", "/dev/zero"):
         why = f"{inv.prog} sends files to {dest}, destroying them"
         return Finding("high", why, "destructive")
+    if overwrites_each(inv.prog, sources) and inv.prog == "cp":
+        return _emptied(dest, inv, "cp /dev/null")
     best = judge_write(dest, inv.ctx, inv.prog)
     for src in sources:
         if inv.prog != "mv":
@@ -170,9 +173,30 @@ def _move(inv: Invocation) -> Finding:
     return best
 
 
+def _emptied(target: str, inv: Invocation, verb: str) -> Finding:
+    """`cp /dev/null FILE`, `tee FILE < /dev/null`: FILE is emptied, as `> FILE` would."""
+    cls = classify(target)
+    if cls in ("system", "system_root", "device") and workspace_of(target, inv.ctx) != "inside":
+        why = f"{verb} empties {WHERE[cls]} ({target})"
+        return Finding("high", why, "system" if cls != "device" else "destructive")
+    return judge_write(target, inv.ctx, verb, action="empties")
+
+
+def _empty_input(inv: Invocation) -> bool:
+    if any(r.op == "<" and r.target in ("/dev/null", "/dev/zero") for r in inv.cmd.redirects):
+        return True
+    src, args = prog_of(inv.upstream)
+    return src in ("true", ":", "cat") and (src != "cat" or args[:1] == ["/dev/null"])
+
+
 def _tee(inv: Invocation) -> Finding:
     short, long = flags_of(inv.args)
     append = "a" in short or "--append" in long
+    if not append and _empty_input(inv):
+        best = LOW
+        for target in positionals(inv.args):
+            best = higher(best, _emptied(target, inv, "tee"))
+        return best
     best = LOW
     for target in positionals(inv.args):
         cls = classify(target)
@@ -187,6 +211,8 @@ def _tee(inv: Invocation) -> Finding:
 
 def _truncate(inv: Invocation) -> Finding:
     best = LOW
+    if not positionals(inv.args, frozenset({"-s", "--size", "-r", "--reference"})):
+        return fed_by_find(inv, "find | xargs truncate", "empties") or LOW
     for target in positionals(inv.args, frozenset({"-s", "--size", "-r", "--reference"})):
         cls = classify(target)
         if cls in ("system", "system_root", "device"):
@@ -194,6 +220,28 @@ def _truncate(inv: Invocation) -> Finding:
             return Finding("high", why, "destructive")
         best = higher(best, judge_write(target, inv.ctx, "truncate", action="empties"))
     return best
+
+
+def _link(inv: Invocation) -> Finding:
+    """`ln -sf SRC DEST` replaces DEST with a link: judged as a write of DEST."""
+    paths = positionals(inv.args, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
+    if len(paths) < 2:
+        return LOW
+    dest = paths[-1]
+    best = judge_write(dest, inv.ctx, "ln", action="replaces")
+    cls = classify(dest)
+    if cls in ("system", "system_root") and workspace_of(dest, inv.ctx) != "inside":
+        why = f"ln links into {WHERE[cls]} ({dest})"
+        best = higher(best, Finding("medium", why, "system"))
+    return best
+
+
+def _volume(inv: Invocation) -> Finding:
+    """LVM: `lvremove vg/lv`, `vgremove vg`, `pvremove /dev/sdb`, `lvreduce`: the data goes."""
+    found = _disk_tool(inv)
+    if found.blocks or not positionals(inv.args, frozenset({"-L", "--size", "-l"})):
+        return found
+    return Finding("high", f"{inv.prog} destroys a volume and its data", "destructive")
 
 
 def _unlink(inv: Invocation) -> Finding:
@@ -215,6 +263,8 @@ def sed_in_place(inv: Invocation) -> Finding:
     files = positionals(args, _SED_VALUE_OPTS)
     if not any(a in ("-e", "--expression", "-f", "--file") for a in args):
         files = files[1:]  # the first positional is the script
+    if not files:
+        return fed_by_find(inv, "find | xargs sed -i", "rewrites") or LOW
     best = LOW
     for target in files:
         best = higher(best, judge_write(target, inv.ctx, "sed -i", action="rewrites"))
@@ -240,5 +290,7 @@ FS_RULES = {
     "truncate": _truncate,
     "tee": _tee,
     "unlink": _unlink,
+    "ln": _link,
+    **dict.fromkeys(("lvremove", "vgremove", "pvremove", "lvreduce"), _volume),
     **dict.fromkeys(_DEVICE_TOOLS, _disk_tool),
 }

@@ -9,6 +9,8 @@ file`, `--pathspec-from-file`), `checkout -f`, `switch -f`/`--discard-changes`, 
 
 from __future__ import annotations
 
+import re
+
 from nerve.safety.invocation import Invocation, flags_of, positionals
 from nerve.safety.verdict import LOW, Finding
 
@@ -20,6 +22,13 @@ _PROTECTED = frozenset({"main", "master", "trunk", "production", "prod", "releas
 _CHECKOUT_VALUES = frozenset({"-b", "-B", "--orphan", "--conflict", "-t", "--track"})
 _CHECKOUT_GLUED = ("-b", "-B")
 _WHOLE_TREE = frozenset({".", "*", ":/", "./", ":(top)"})
+# A single checkout argument that names a file, not a branch: a source-file extension, a glob,
+# a trailing slash or ./ (branch names rarely look like `app.py` or `src/`).
+_FILE_LIKE = re.compile(
+    r"^\./|/$|[*?]|\.(?:txt|md|rst|py|pyi|js|jsx|ts|tsx|json|ya?ml|toml|ini|cfg|conf|lock|c|h|"
+    r"cc|cpp|hpp|go|rs|java|kt|rb|php|cs|swift|sh|css|scss|html|xml|sql|csv|env|properties|"
+    r"gradle|mod|sum)$"
+)
 
 
 def _lost(why: str) -> Finding:
@@ -59,6 +68,8 @@ def _checkout(rest: list[str]) -> Finding:
         return _lost("git checkout . discards every uncommitted change")
     if len(pos) >= 2:
         return _lost(f"git checkout {pos[0]} {pos[1]} overwrites the file's uncommitted changes")
+    if pos and _FILE_LIKE.search(pos[0]):
+        return _lost(f"git checkout {pos[0]} discards the file's uncommitted changes")
     if forced:
         return _lost("git checkout -f discards uncommitted changes")
     return LOW
@@ -102,11 +113,39 @@ def git(inv: Invocation) -> Finding:
         return _lost(f"git {sub} rewrites the whole history")
     if sub == "worktree" and pos[:1] == ["remove"] and forced:
         return _lost("git worktree remove --force deletes a worktree with uncommitted changes")
+    if (sub == "reflog" and pos[:1] in (["expire"], ["delete"])) or (
+        sub == "update-ref" and ("d" in short or "--stdin" in long)
+    ):
+        return _lost(f"git {sub} {pos[0] if pos else '-d'} drops the references that recover work")
+    if sub == "config":
+        return _config(pos)
+    if sub == "credential" and pos[:1] == ["fill"]:
+        return Finding("high", "git credential fill prints a stored password", "credentials")
     if sub in ("reflog", "gc", "update-ref", "worktree") and (
         {"expire", "delete"} & set(pos) or "d" in short or "--prune" in {x[:7] for x in long}
     ):
         why = f"git {sub} drops references or unreachable commits"
         return Finding("medium", why, "destructive")
+    return LOW
+
+
+# Settings that make git run a program of the setter's choosing on ordinary commands.
+_RUNS = frozenset({"core.hookspath", "core.fsmonitor", "core.sshcommand", "core.pager"})
+
+
+def _config(pos: list[str]) -> Finding:
+    """`git config core.hooksPath DIR` and friends plant code that every commit runs."""
+    if len(pos) < 2:
+        return LOW
+    key, value = pos[0].lower(), pos[1]
+    in_repo = value.startswith((".githooks", ".husky", "hooks")) or value in ("false", "true")
+    if key in ("core.hookspath", "core.fsmonitor") and not in_repo:
+        why = f"git config {pos[0]} makes git run programs from {value}"
+        return Finding("high", why, "persistence")
+    if ((key in _RUNS or key.startswith("alias.")) and value.startswith("!")) or (
+        key in ("core.sshcommand", "core.pager") and any(c in value for c in ";|&$`")
+    ):
+        return Finding("medium", f"git config {pos[0]} runs a shell command", "persistence")
     return LOW
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from nerve.safety.invocation import Invocation, positionals
-from nerve.safety.targets import judge_delete
+from nerve.safety.targets import judge_delete, judge_read
 from nerve.safety.verdict import LOW, Finding, higher
 
 __all__ = ["CODE_FLAGS", "api_calls", "awk", "check_code", "interpreter"]
@@ -144,7 +144,21 @@ def interpreter(inv: Invocation, stdin_text: str | None) -> Finding:
     best = LOW
     for code in codes:
         best = higher(best, check_code(code, inv))
+        if not best.blocks and ("/" in code or "~" in code):
+            best = higher(best, _secret_literals(code, inv.prog))
     return best
+
+
+_PATH_LITERAL = re.compile(r"""["']((?:~|/|\.{1,2}/)[^"'\s]*)["']""")
+
+
+def _secret_literals(code: str, prog: str) -> Finding:
+    """Code that names a secret file in a string literal (`open('/etc/shadow')`) reads it."""
+    for m in _PATH_LITERAL.finditer(code):
+        found = judge_read(m.group(1), f"{prog} code")
+        if found.blocks:
+            return found
+    return LOW
 
 
 _AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*\"((?:[^\"\\]|\\.)*)\"")

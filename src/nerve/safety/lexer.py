@@ -99,6 +99,7 @@ def _lex_flat(text: str) -> Script | None:
     pipe = Pipeline()
     cmd = Command()
     redirect_op: str | None = None
+    closed = False  # the last token closed a group: `(a; b) | c` pipes b into c
     for tok in _FLAT.findall(text):
         first = tok[0]
         if tok in _OPS:
@@ -106,10 +107,15 @@ def _lex_flat(text: str) -> Script | None:
             if cmd.words or cmd.redirects:
                 pipe.commands.append(cmd)
                 cmd = Command()
+            elif closed and tok in ("|", "|&") and not pipe.commands and pipelines:
+                pipe = pipelines.pop()
             if tok != "|" and tok != "|&" and pipe.commands:
                 pipelines.append(pipe)
                 pipe = Pipeline()
-        elif first == "#":
+            closed = tok == ")"
+            continue
+        closed = False
+        if first == "#":
             continue  # a comment
         elif first in "<>&" or (first.isdigit() and tok.lstrip("0123456789")[:1] in _REDIR_HEADS):
             redirect_op = tok.lstrip("0123456789")
@@ -255,6 +261,12 @@ class _Lexer:
             elif c in ";&":
                 end_command(False)
                 self.i += 2 if s.startswith(c * 2, self.i) else 1
+            elif c == "(" and word is not None and "".join(word).endswith("="):
+                self.i += 1  # `arr=( $(cmd) x )`: an array's words; their substitutions run
+                for inner in self._nested(")"):
+                    for sub_cmd in inner.commands:
+                        cmd.subs.extend(sub_cmd.subs)
+                word.append("()")
             elif c == "(":
                 end_command(False)
                 parens += 1
@@ -267,6 +279,10 @@ class _Lexer:
                 parens = max(0, parens - 1)
                 end_command(False)
                 self.i += 1
+                after = _BLANK.match(s, self.i)
+                j = after.end() if after else self.i
+                if s.startswith("|", j) and not s.startswith("||", j) and pipelines:
+                    pipe = pipelines.pop()  # `(a; b) | c`: c reads what the group's last prints
         end_command(False)
         return pipelines, self.i
 
@@ -369,6 +385,10 @@ class _Lexer:
                     break
             self.i = j
             text = s[i:j]
+            if "$(" in text[2:] or "`" in text:  # ${x:-$(cmd)}: the default's command runs
+                for pipeline in self._lex_text(text[2:-1]):
+                    for inner in pipeline.commands:
+                        cmd.subs.extend(inner.subs)
             return _BREAK if _IFS.fullmatch(text[1:]) else text
         m = _IFS.match(s, i + 1)
         if m:

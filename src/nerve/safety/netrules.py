@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nerve.safety.clirules import CLI_RULES
+from nerve.safety.exfilrules import upload_target
 from nerve.safety.invocation import Invocation, flags_of, positionals
 from nerve.safety.lexer import Command
 from nerve.safety.paths import classify
 from nerve.safety.redirects import NET_SENDERS, SHELLS
+from nerve.safety.sensitive import system_file
 from nerve.safety.servicerules import SERVICE_RULES
 from nerve.safety.targets import judge_read, workspace_of
 from nerve.safety.verdict import LOW, Finding, higher, wordset
@@ -75,6 +77,10 @@ def _sent(path: str, prog: str, inv: Invocation) -> Finding:
     read = judge_read(path, prog)
     if read.blocks:
         return Finding("high", f"{prog} sends a secret ({path}) to another host", "exfiltration")
+    system = system_file(path)
+    if system is not None or (path.startswith(("/etc/", "/proc/")) and "*" not in path):
+        why = f"{prog} sends {system or path} to another host"
+        return Finding("high", why, "exfiltration")
     cls = classify(path)
     if cls in ("root", "home_root"):
         why = f"{prog} sends the whole {'root' if cls == 'root' else 'home'} directory ({path})"
@@ -104,7 +110,7 @@ def _uploads(inv: Invocation) -> Finding:
         elif name in ("-T", "--upload-file", "--post-file", "--body-file"):
             path = value
         if path and path != "-":
-            best = higher(best, _sent(path, inv.prog, inv))
+            best = higher(best, upload_target(inv, path) or _sent(path, inv.prog, inv))
     return best
 
 

@@ -12,6 +12,7 @@ INTENT_RISK: dict[str, RiskLevel] = {
     "generate_report": "low",
     "query_data": "low",
     "explain": "low",
+    "chat": "low",  # conversation runs nothing (RT-2)
     "send_message": "medium",
     "unknown": "medium",
     "delete_data": "high",

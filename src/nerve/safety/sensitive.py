@@ -40,11 +40,23 @@ _SECRET = re.compile(
     rf"^{_HOME}/(?:\.ssh/(?!.*\.pub$)(?:id_[^/]+|[^/]*_(?:rsa|ed25519|ecdsa|dsa))|"
     r"\.aws/credentials|\.config/gcloud(?:/.*)?|\.kube/config|\.netrc|\.docker/config\.json|"
     r"\.git-credentials|\.pgpass|\.my\.cnf|\.gnupg(?:/.*)?|\.password-store(?:/.*)?|"
-    r"\.vault-token|\.azure/\S+|\.config/gh/hosts\.yml|\.ssh|\.aws)$"
+    r"\.vault-token|\.azure/\S+|\.config/gh/hosts\.yml|\.ssh|\.aws|\.npmrc|\.pypirc|\.s3cfg|"
+    r"\.boto|\.gem/credentials|\.cargo/credentials(?:\.toml)?|\.terraform\.d/credentials\S*|"
+    r"\.config/(?:hub|rclone/rclone\.conf|doctl/config\.yaml)|\.composer/auth\.json|\.oci/\S+|"
+    r"\.databrickscfg|(?:\.cache/)?huggingface/token|\.local/share/keyrings(?:/.*)?|"
+    r"Library/Keychains(?:/.*)?|\.mozilla/firefox/[^/]+/(?:logins\.json|key[34]\.db|"
+    r"cookies\.sqlite)|(?:\.config|Library/Application Support)/(?:google-chrome|chromium|"
+    r"Google/Chrome|BraveSoftware/[^/]+|microsoft-edge)/[^/]+/(?:Login Data|Cookies|Web Data))$"
     r"|^/etc/(?:g?shadow-?|sudoers|ssh/ssh_host_\w+_key|ssl/private(?:/.*)?)$"
+    r"|^/proc/(?:self|\d+|\*|\$\$|\$\w+)/environ$"
     r"|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)$"
 )
 _ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.[\w-]+)?$")
+# Shell and REPL histories: passwords typed on command lines end up there (medium: reading one
+# is ordinary, sending one is not — netrules and exfil judge the sending).
+_HISTORY = re.compile(
+    r"(?:^|/)\.(?:bash|zsh|sh|python|psql|mysql|node_repl|sqlite|rediscli)_history$"
+)
 _SYSTEM = re.compile(
     r"^/etc/(?:passwd|group|g?shadow|sudoers(?:\.d(?:/.*)?)?|hosts|ssh/sshd_config(?:\.d/.*)?|"
     r"fstab|crypttab|pam\.d(?:/.*)?|security/.*|resolv\.conf|nsswitch\.conf|login\.defs|"
@@ -87,6 +99,8 @@ def secret_file(path: str) -> tuple[RiskLevel, str] | None:
         return "high", f"a secret ({path})"
     if ".env" in real and _ENV_FILE.search(real):
         return "medium", f"an environment file that may hold secrets ({path})"
+    if "history" in real and _HISTORY.search(real):
+        return "medium", f"a shell history that may hold secrets ({path})"
     return None
 
 

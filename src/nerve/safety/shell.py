@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import re
 
+from nerve.safety.accountrules import ACCOUNT_RULES
 from nerve.safety.clirules import CLI_RULES, generic_cli, sql_client
+from nerve.safety.exfilrules import CHANNEL_RULES, piped_off
 from nerve.safety.feeds import judge_fed
 from nerve.safety.fsrules import FS_RULES, sed_in_place
 from nerve.safety.inline import CODE_FLAGS, api_calls, awk, interpreter
@@ -28,6 +30,7 @@ from nerve.safety.normalize import normalize
 from nerve.safety.readers import READERS, judge_reader
 from nerve.safety.redirects import judge_redirects
 from nerve.safety.scope import DEFAULT_SCOPE, Scope
+from nerve.safety.secretrules import SECRET_CLIS, env_read, reveals_secret
 from nerve.safety.segments import split
 from nerve.safety.servicerules import SERVICE_RULES
 from nerve.safety.targets import resolved
@@ -52,7 +55,7 @@ _DATA = wordset(
     "od strings basename dirname realpath readlink pwd date cal printenv expr seq yes true "
     "false test [ type which whereis hash man help info whatis apropos alias unalias export "
     "declare typeset local readonly set unset shift read mapfile logger notify-send say "
-    "figlet cowsay touch mkdir ln tar zip unzip gzip gunzip bzip2 xz 7z locate sleep wait cd "
+    "figlet cowsay touch mkdir tar zip unzip gzip gunzip bzip2 xz 7z locate sleep wait cd "
     "pushd popd exit return ping nslookup whoami id hostname uname uptime ps top "
     "htop free vmstat iostat lsof netstat ss md5sum sha1sum sha256sum sha512sum cksum base32 "
     "iconv csplit nproc env getent history fc jobs bg fg disown trap ulimit umask shopt "
@@ -63,6 +66,8 @@ _PLAIN_DATA = _DATA - WRAPPERS - {"source", ".", "sed", "cd", "pushd", "popd"}
 _CD = frozenset({"cd", "pushd", "popd"})
 _CD_HEADS = ("cd ", "pushd ", "popd")
 _LOOKUPS = frozenset({"which", "command", "type", "whereis"})  # $(which python) names a program
+# Substitutions that print a path: `$(dirname "$0")/run.sh` runs a file, like `./run.sh`.
+_PATH_PRINTERS = frozenset({"dirname", "readlink", "realpath", "pwd", "mktemp"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 _DOWNLOADERS = wordset("curl wget fetch aria2c http https xh nc ncat netcat socat telnet")
 _DECODERS = frozenset({"base64", "base32", "xxd", "openssl", "uudecode", "rev", "gunzip", "zcat"})
@@ -164,6 +169,13 @@ def _dispatch(inv: Invocation) -> Finding:
         return LOW
     if prog in _SHELLS:
         return _shell(inv)
+    channel = CHANNEL_RULES.get(prog)
+    if channel is not None and (opened := channel(inv)).blocks:
+        return opened
+    if prog in SECRET_CLIS or prog.startswith("docker-credential-"):
+        revealed = reveals_secret(inv)
+        if revealed is not None:
+            return revealed
     if prog == "eval":
         if any(SUB in a for a in args) and _runs_download(inv.cmd.subs):
             return Finding("high", "eval runs code downloaded from the network", "code")
@@ -174,11 +186,12 @@ def _dispatch(inv: Invocation) -> Finding:
     if prog in ("source", ".") and _runs_download(inv.cmd.subs):
         return Finding("high", f"{prog} runs a script downloaded from the network", "code")
     if prog in ("awk", "gawk", "mawk", "nawk"):
-        return awk(inv)
+        found = awk(inv)
+        return found if found.blocks else higher(found, judge_reader(inv))
     if prog in _DATA:  # source and . that run a local file
         return LOW
     rule = FS_RULES.get(prog) or TOOL_RULES.get(prog) or NET_RULES.get(prog)
-    rule = rule or CLI_RULES.get(prog) or SERVICE_RULES.get(prog)
+    rule = rule or CLI_RULES.get(prog) or SERVICE_RULES.get(prog) or ACCOUNT_RULES.get(prog)
     if rule is None and prog.startswith("mkfs"):
         rule = FS_RULES["mkfs"]
     if rule is not None:
@@ -190,10 +203,30 @@ def _dispatch(inv: Invocation) -> Finding:
         if prog in ("rails", "gitlab-rails") and args[:1] in (["runner"], ["r"]):
             inv = Invocation("runner", args[1:], inv.cmd, inv.upstream, inv.from_xargs, inv.ctx)
         found = higher(interpreter(inv, echoed(inv.upstream)), generic_cli(inv))
-        if all(a.startswith("-") and a not in CODE_FLAGS.get(base, ()) for a in args):
+        if all(a.startswith("-") and a not in CODE_FLAGS.get(base, ()) for a in args) and not any(
+            a.startswith("-m") for a in args
+        ):  # `python -m json.tool` runs a module; its input is data
             found = higher(found, _stdin_runner(inv, "code"))
         return found
+    if prog in ("at", "batch"):
+        return _scheduled(inv)
     return _named(generic_cli(inv), "destructive")
+
+
+def _scheduled(inv: Invocation) -> Finding:
+    """`at now`, `batch`: run the commands they read later, as a shell would now."""
+    best = LOW
+    if "-f" in inv.args:
+        best = Finding("medium", f"{inv.prog} schedules a script to run later", "persistence")
+    for red in inv.cmd.redirects:
+        if red.op in ("<<", "<<-", "<<<"):
+            best = higher(best, inv.ctx.nested(red.target, f"scheduled by {inv.prog}"))
+    piped = echoed(inv.upstream)
+    if piped is not None and not best.blocks:
+        best = higher(best, inv.ctx.nested(piped, f"scheduled by {inv.prog}"))
+    if not best.blocks and inv.upstream is not None and piped is None:
+        best = higher(best, _stdin_runner(inv, "commands"))
+    return best
 
 
 def _named(found: Finding, family: Category) -> Finding:
@@ -229,6 +262,8 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
     if assigned == len(words):
         for word in words:
             name, _, value = word.partition("=")
+            if value == SUB and _makes_temp(cmd):
+                value = "/tmp/mktemp.XXXXXX"  # d=$(mktemp -d): a fresh directory under /tmp
             ctx.env[name.rstrip("+")] = value
         ctx.version += 1
         return best
@@ -238,7 +273,7 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
             return higher(best, judge_reader(inv))
         return best
     if words[assigned] in _CD:
-        _cd(words[assigned:], ctx)
+        _cd(_expand(words[assigned:], ctx.env), ctx)
         return best
     words, from_xargs, nested = unwrap(_expand(words[assigned:], ctx.env))
     if nested is not None:
@@ -256,6 +291,15 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
     return higher(best, _dispatch(inv))
 
 
+def _makes_temp(cmd: Command) -> bool:
+    """The command's one substitution is `mktemp` (no -u, no path: under $TMPDIR)."""
+    if len(cmd.subs) != 1 or len(cmd.subs[0]) != 1:
+        return False
+    commands = cmd.subs[0][0].commands
+    words = commands[0].words if len(commands) == 1 else []
+    return words[:1] == ["mktemp"] and all(w.startswith("-") or "/" not in w for w in words)
+
+
 def _computed_program(cmd: Command, words: list[str], ctx: Ctx) -> Finding | None:
     """A program named by a substitution (`$(echo rm) -rf /`): judged as the command it makes
     when the substitution plainly prints a name (echo/printf, which/command -v); refused
@@ -267,6 +311,12 @@ def _computed_program(cmd: Command, words: list[str], ctx: Ctx) -> Finding | Non
             if not pipeline.commands:
                 continue
             last = pipeline.commands[-1]
+            if (
+                last.words
+                and last.words[0] in _PATH_PRINTERS
+                and (words[0] != SUB or not words[1:])
+            ):
+                return LOW  # a file nerve cannot see (`$(dirname "$0")/build.sh`), as ./x
             text = echoed(last)
             if text is None and last.words and last.words[0] in _LOOKUPS:
                 names = [a for a in last.words[1:] if not a.startswith("-")]
@@ -289,6 +339,10 @@ def _walk(script: Script, ctx: Ctx, label: str = "") -> Finding:
         upstream: Command | None = None
         for i, cmd in enumerate(pipeline.commands):
             found = _command(cmd, ctx, upstream)
+            if not found.blocks and cmd.words:
+                found = higher(found, env_read(cmd, i + 1 < len(pipeline.commands)))
+                if i and not found.blocks:
+                    found = higher(found, piped_off(pipeline.commands, i))
             if found.category == "credentials" and i + 1 < len(pipeline.commands):
                 found = sent_on(found, pipeline.commands[i + 1 :])
             if found.risk != "low":

@@ -11,6 +11,7 @@ import re
 from nerve.safety.gitrules import git
 from nerve.safety.invocation import Invocation, flags_of, positionals
 from nerve.safety.lexer import SUB
+from nerve.safety.paths import classify
 from nerve.safety.verdict import LOW, Finding, RiskLevel, wordset
 from nerve.safety.wrappers import echoed, prog_of
 
@@ -167,6 +168,10 @@ def _crontab(inv: Invocation) -> Finding:
     src, _ = prog_of(inv.upstream)
     if src in ("curl", "wget") or _FETCHES.search(echoed(inv.upstream) or ""):
         why = "crontab installs scheduled jobs that download and run code"
+        return Finding("high", why, "persistence")
+    staged = [p for p in positionals(inv.args, frozenset({"-u"})) if classify(p) == "temp"]
+    if staged:
+        why = f"crontab installs jobs from a world-writable temporary file ({staged[0]})"
         return Finding("high", why, "persistence")
     return Finding("medium", "crontab replaces the scheduled jobs", "persistence")
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import re
 
+from nerve.safety.accountrules import ACCOUNT_RULES
 from nerve.safety.clirules import CLI_RULES, HIGH_VERBS, MEDIUM_VERBS, OBJECT_VERB_WORDS
+from nerve.safety.exfilrules import CHANNEL_RULES
 from nerve.safety.fsrules import FS_RULES
 from nerve.safety.netrules import NET_RULES
 from nerve.safety.normalize import fold
+from nerve.safety.secretrules import SECRET_CLIS
 from nerve.safety.servicerules import SERVICE_RULES, SERVICE_WORDS
 from nerve.safety.toolrules import TOOL_RULES
 from nerve.safety.verdict import wordset
@@ -34,13 +37,16 @@ _PROGRAMS = (
         "reboot systemctl rsync rclone scp ssh eval source su pypy perl ruby node nodejs php "
         "deno bun lua osascript runner sh bash zsh dash ksh mksh fish busybox powershell pwsh "
         "cmd format del rd erase diskpart vssadmin wmic bcdedit reg cipher watch flock base64 "
-        "xxd sync parallel"
+        "xxd sync parallel docker-credential mysqldump pg_dump pg_dumpall mongodump"
     )
     | FS_RULES.keys()
     | TOOL_RULES.keys()
     | CLI_RULES.keys()
     | SERVICE_RULES.keys()
     | NET_RULES.keys()
+    | SECRET_CLIS
+    | CHANNEL_RULES.keys()
+    | ACCOUNT_RULES.keys()
 ) - {"find", "dig", "host", "drill"}
 # Word stems matched anywhere (deleteIndex, purge_all, unregister-task...).
 _STEMS = wordset(
@@ -54,7 +60,10 @@ _STEMS = wordset(
 _SECRETS = (
     r"|\.ssh\b|shadow|\.aws\b|\.kube\b|\.netrc|\.docker/|\.gnupg|git-credentials|\.pgpass"
     r"|id_(?:rsa|ed25519|ecdsa|dsa)|\.env\b|/dev/(?:tcp|udp)/|sudoers|/etc/(?:passwd|hosts)"
-    r"|\.(?:bash|zsh)rc|\.profile|bash_profile|\.git/hooks/"
+    r"|\.(?:bash|zsh)rc|\.profile|bash_profile|\.git/hooks/|printenv|/environ|_history|npmrc"
+    r"|pypirc|s3cfg|\.boto\b|credentials|logins\.json|key[34]\.db|cookies|login data|keychain"
+    r"|keyring|rclone\.conf|huggingface|>\s*[\"']?\.\./"
+    r"|\$\{?\w*(?:secret|token|passw|api_?key|apikey|private_key|access_key|credential|_pass\b|_key\b)"
 )
 
 _Trie = dict[str, "_Trie"]
@@ -84,7 +93,7 @@ def trie_pattern(words: frozenset[str] | set[str]) -> str:
 _WORDS = _PROGRAMS | HIGH_VERBS | MEDIUM_VERBS | OBJECT_VERB_WORDS | SERVICE_WORDS
 # Programs whose rules judge only absolute, home or variable paths (chmod -R 777 /, mv ~ x,
 # dd of=/dev/sda, cp x /dev/null): they matter only when the text has a /, ~ or $.
-_PATH_PROGRAMS = wordset("chmod chown chgrp chattr setfacl mv cp install tee dd sed")
+_PATH_PROGRAMS = wordset("chmod chown chgrp chattr setfacl mv cp install tee dd sed ln")
 # Short words count as whole words only, and not after a dot (`*.sh`, `index.php` name files),
 # except the short method names code-line rules look for (`.drop(`, `.wipe(`, `.void(`); longer
 # ones and stems anywhere, except find's `-prune` (one dash: a predicate, not a verb).

@@ -1,0 +1,196 @@
+"""Command shape: is a cue word used as a command, or only mentioned in a statement (RT-2)?
+
+Romanized Indic languages put the verb last, so a request ends in an imperative: "purane logs
+hata do", "indha file ah neekku", "is email ka saar batao". The same stems inside a statement are
+other forms ("hata diya gaya" was removed, "mitane lagi" began to erase, "muchhhh" is "much") or
+stand mid-sentence. An Indic cue therefore commands only when nothing but an imperative helper
+(do, karo, dao, kudu, sollu...), a postposition or a particle (na, please, yaar) follows it in its
+clause, and, when it is itself last, when what follows its stem is an imperative ending.
+
+English: a verb opening a comma clause commands only when the clause before it has no subject
+("We roast marshmallows, tell stories" narrates); a weak frame ("and", "just", "to") only when no
+subject precedes it ("Took a trip to clear my mind" is no deletion).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from nerve.intent.cues import QUESTION_OPENERS, Token
+from nerve.intent.lexicon import FRAMES, LIGHT_VERBS, POSTPOSITIONS, words
+
+__all__ = [
+    "SUBJECTS",
+    "clause_end",
+    "closes_command",
+    "imperative",
+    "indic_command",
+    "narrated",
+]
+
+# Endings that make a stem an imperative wherever it stands, for code-mixed requests put English
+# after the verb ("alarms dikhao for next week", "Mike se pucho if he is home"): hatao, hatado,
+# dikhaiye, anuppunga, vivarinchandi...
+COMMAND_ENDINGS = frozenset(
+    words(
+        "o, oo, iye, ie, ijiye, iyega, yen, ein, do, dijiye, unga, ungal, ungo, andi, nchandi",
+        "nchu, ndi, de, dein",
+    )
+)
+# Endings that are imperatives only when the verb ends its clause: anuppu, alisi, bheje, teesey.
+IMPERATIVE_ENDINGS = COMMAND_ENDINGS | frozenset(
+    (*words("u, uu, e, ye, en, aye, aiye, un, ngal, nga, chu, ku, kku, yu, yi, veyi, haaku"), "")
+)
+_PLAIN_ENDINGS = COMMAND_ENDINGS | frozenset((*words("u, uu, yu, ku, kku, ye, en"), ""))
+# Helpers that make the verb before them a request, in imperative form only ("kar diya" narrates).
+HELPERS = frozenset(
+    words(
+        "do, de, dein, den, dedo, dijiye, dena, karo, kar, kare, karen, karein, kariye, kijiye",
+        "kardo, karde, kardein, dalo, daalo, daaliye, lo, lijiye, batao, bataiye, bolo, dikhao",
+        "pannu, pannunga, pannungal, panni, kudu, kodunga, sollu, sollunga, kaattu, vidu",
+        "cheyyi, chey, cheyyandi, cheyandi, ivvu, ivvandi, cheppu, cheppandi, veyyi, veyi",
+        "maadi, maadu, kodi, kodu, helu, heli, haaku, haaki, bidi, paao, pao, paaye, paayen",
+        "cheyyu, cheyyuka, tharu, thaa, parayu, kaanikku, kalayu",
+        "koro, korun, kore, dao, din, dio, felo, phelo, felun, bolo, bolun, dekhao",
+        "sakte, sakti, sakta, sakoge, sakogi, sakenge",  # hi: "bhej sakte hain?" asks for it
+    )
+)
+_AUXILIARIES = frozenset(words("hain, hai, ho, he, hu, kya"))
+# Particles that may close a request: politeness, urgency, address.
+PARTICLES = frozenset(
+    words(
+        "na, naa, please, pls, plz, plss, jaldi, abhi, now, yaar, yar, bro, bhai, anna, da, di",
+        "ra, ji, sir, madam, re, zara, jara, quickly, asap, pa, ma, machan, dude, once, ok",
+        "okay, fast, immediately, mujhe, me, enakku, naaku, nanage, enikku, amake, for, kindly",
+    )
+)
+# Clause-internal words that open a new clause ("bhejo ki meeting 5 baje hai", "aur bhejo").
+JOINERS = frozenset(words("ki, aur, and, then, phir, fir, tarvatha, matrum, mattu, pinne, tarpor"))
+# A subject before the verb makes the clause a statement, not a request.
+SUBJECTS = frozenset(
+    words(
+        "i, we, he, she, they, it, my, our, his, her, their, i'm, im, i've, i'll, i'd, we're",
+        "we've, we'll, it's, its, there, that's, this, these, those, he's, she's, they're",
+        "main, mai, maine, hum, humne, usne, unhone, woh, wo, naan, naanu, nenu, njan, ami",
+        "amra, you, u, you're, youre",
+    )
+)
+
+
+def clause_end(tokens: Sequence[Token], i: int) -> int:
+    """Index one past the last token of the clause holding token i."""
+    j = i + 1
+    while j < len(tokens) and not tokens[j].opens and tokens[j].word not in JOINERS:
+        j += 1
+    return j
+
+
+def closes_command(tokens: Sequence[Token], last: int) -> tuple[bool, bool]:
+    """(only helpers, postpositions and particles follow `last` in its clause,
+    at least one imperative helper is among them)."""
+    helper = False
+    for token in tokens[last + 1 : clause_end(tokens, last)]:
+        if token.word in HELPERS:
+            helper = True
+        elif helper and token.word in _AUXILIARIES:
+            continue  # "bhej sakte hain": can you send
+        elif token.word not in PARTICLES and token.word not in POSTPOSITIONS:
+            return False, False
+    return True, helper
+
+
+def indic_command(
+    tokens: Sequence[Token], last: int, rest: str, *, destructive: bool = False
+) -> bool:
+    """An Indic verb form ending at token `last` (`rest`: what follows its stem) commands.
+    A verb that ends a clause but not its sentence is a gerund in a list ("tegedu, sutti,
+    ..."); a destructive one takes only the plainest imperative endings ("kalaye" is no order)."""
+    if rest in COMMAND_ENDINGS:
+        return True
+    closes, helper = closes_command(tokens, last)
+    if not closes:
+        return False
+    if helper:
+        return True
+    end = clause_end(tokens, last)
+    if end < len(tokens) and not tokens[end].sentence and tokens[end].word not in JOINERS:
+        return False
+    return rest in (_PLAIN_ENDINGS if destructive else IMPERATIVE_ENDINGS)
+
+
+def narrated(tokens: Sequence[Token], first: int) -> bool:
+    """A subject stands before token `first` in its sentence: "we roast marshmallows, tell
+    stories", "gonna check out", "to clear my mind"."""
+    i = first - 1
+    while i >= 0:
+        if tokens[i].word in SUBJECTS:
+            return True
+        if tokens[i].opens and tokens[i].sentence:
+            return False
+        i -= 1
+    return False
+
+
+def _words(phrase: str) -> tuple[str, ...]:
+    return tuple(w.lower() for w in re.findall(r"\w+(?:['-]\w+)*", phrase))
+
+
+_FRAMES = frozenset(_words(f) for f in FRAMES)
+# Frames that also link a statement's clauses ("and check out", "to clear my mind", "just
+# wanted"): they frame a command only when no subject stands before them.
+_WEAK_FRAMES = frozenset(
+    _words(f) for f in words("just, now, quickly, ok, okay, also, then, and, aur, want to, so")
+)
+_COORDINATORS = frozenset(_words(f) for f in words("and, aur, then, also"))  # "X and send it"
+_LIGHT = frozenset(_words(v) for v in LIGHT_VERBS)
+_FRAME_LENGTHS = sorted({len(f) for f in _FRAMES}, reverse=True)  # "i would like to" over "to"
+_LIGHT_LENGTHS = sorted({len(v) for v in _LIGHT}, reverse=True)  # "kar do" over "kar"
+_BARE_LIGHT = frozenset(_words(v) for v in words("kar, de, karna, panni, kore"))
+
+
+def _clause_opener(tokens: Sequence[Token], i: int) -> Token:
+    while i > 0 and not tokens[i].opens:
+        i -= 1
+    return tokens[i]
+
+
+def imperative(
+    tokens: Sequence[Token],
+    first: int,
+    last: int,
+    text: str,
+    openers: frozenset[str] = QUESTION_OPENERS,
+    *,
+    closing: bool = True,
+) -> bool:
+    """An English verb commands when it opens a sentence, or a clause after one with no subject;
+    follows a frame ("please", "can you"); comes before an Indic light verb that ends its clause
+    ("delete karo", not "delete kar diya"), or closes a clause that asks nothing ("users table
+    delete", "Priya ko tell ki ...": Hindi ki opens the clause that follows)."""
+    if tokens[first].opens:
+        return tokens[first].sentence or not narrated(tokens, first)
+    for n in _FRAME_LENGTHS:
+        frame = tuple(t.word for t in tokens[first - n : first]) if n <= first else ()
+        if frame in _FRAMES:
+            if frame not in _WEAK_FRAMES:
+                return True
+            opens = tokens[first - n].opens or frame in _COORDINATORS
+            return opens and not narrated(tokens, first - n)
+    if _clause_opener(tokens, first).word in openers:
+        return False  # "what does DROP do?" asks
+    for n in _LIGHT_LENGTHS:
+        light = tuple(t.word for t in tokens[last + 1 : last + 1 + n])
+        if light in _LIGHT:
+            # karo/kariye/pannu command wherever English follows ("message karo ke I'm late");
+            # bare kar/de may be narration ("delete kar diya") unless they end the clause
+            return light not in _BARE_LIGHT or closes_command(tokens, last + n)[0]
+    nxt = tokens[last + 1] if last + 1 < len(tokens) else None
+    # a clause closed by a comma mid-sentence is a gerund in a list ("gate tegedu, olage hogi")
+    closes = nxt is None or nxt.sentence or nxt.word == "ki"
+    return (
+        closing
+        and closes
+        and "?" not in text[tokens[last].end : tokens[last].end + 3]
+        and not narrated(tokens, first)
+    )

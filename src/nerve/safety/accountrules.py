@@ -1,0 +1,85 @@
+"""Accounts and privilege: who may log in, and who is root.
+
+`usermod -aG sudo bob`, `gpasswd -a bob wheel`, `adduser bob sudo` make an account an
+administrator; `useradd -o -u 0 x` makes a second root; `passwd root`, `chpasswd` and `usermod
+-p` set passwords; `usermod -s /bin/bash nobody` lets a service account log in (all `high`,
+system). Adding a user to an ordinary group (`usermod -aG video bob`) or changing one's own
+password interactively (`passwd`) passes. To guard one more group, add it to _ADMIN_GROUPS.
+"""
+
+from __future__ import annotations
+
+from nerve.safety.invocation import Invocation, flags_of, positionals
+from nerve.safety.verdict import LOW, Finding, wordset
+
+__all__ = ["ACCOUNT_RULES"]
+
+# Groups that are root in all but name: sudo rights, or raw access to disks, sockets, logs.
+_ADMIN_GROUPS = wordset("sudo wheel admin root adm docker lxd libvirt disk shadow staff")
+_VALUE_OPTS = wordset("-g -G -s -d -u -c -e -f -k -l -p -K -R -P --groups --shell --home")
+
+
+def _granted(why: str) -> Finding:
+    return Finding("high", why, "system")
+
+
+def _groups(value: str) -> set[str]:
+    return set(value.split(",")) & _ADMIN_GROUPS
+
+
+def _usermod(inv: Invocation) -> Finding:
+    args = inv.args
+    for i, arg in enumerate(args):
+        value = args[i + 1] if i + 1 < len(args) else ""
+        name = arg.split("=", 1)[0]
+        if "=" in arg:
+            value = arg.split("=", 1)[1]
+        if (
+            name in ("-G", "--groups", "-g", "--gid")
+            or (name.startswith("-") and name.endswith("G") and not name.startswith("--"))
+        ) and _groups(value):
+            why = f"{inv.prog} adds an account to the {sorted(_groups(value))[0]} group"
+            return _granted(why)
+        if name in ("-u", "--uid") and value == "0":
+            return _granted(f"{inv.prog} gives an account user id 0 (root)")
+        if name in ("-o", "--non-unique") and "0" in args:
+            return _granted(f"{inv.prog} creates a second account with root's user id")
+        if name in ("-p", "--password"):
+            return _granted(f"{inv.prog} sets an account's password")
+    return LOW
+
+
+def _gpasswd(inv: Invocation) -> Finding:
+    pos = positionals(inv.args, wordset("-a -d -A -M --add --delete"))
+    short, long = flags_of(inv.args)
+    added = "a" in short or "M" in short or "A" in short or "--add" in long
+    if added and pos and pos[-1] in _ADMIN_GROUPS:
+        return _granted(f"gpasswd adds an account to the {pos[-1]} group")
+    return LOW
+
+
+def _adduser(inv: Invocation) -> Finding:
+    pos = positionals(inv.args, _VALUE_OPTS)
+    if len(pos) == 2 and pos[1] in _ADMIN_GROUPS:
+        return _granted(f"{inv.prog} adds {pos[0]} to the {pos[1]} group")
+    return _usermod(inv)
+
+
+def _passwd(inv: Invocation) -> Finding:
+    if inv.prog == "chpasswd" or "--stdin" in inv.args:
+        return _granted(f"{inv.prog} sets account passwords")
+    short, _ = flags_of(inv.args)
+    pos = positionals(inv.args)
+    if short & {"d", "u"} or (pos and pos[0] == "root"):
+        return _granted("passwd changes another account's password or lock")
+    return LOW
+
+
+ACCOUNT_RULES = {
+    "usermod": _usermod,
+    "useradd": _adduser,
+    "adduser": _adduser,
+    "gpasswd": _gpasswd,
+    "passwd": _passwd,
+    "chpasswd": _passwd,
+}
