@@ -125,6 +125,17 @@ def _echoed_by_subs(cmd: Command) -> list[str]:
     return texts
 
 
+def _fed(inv: Invocation, best: Finding, fed: str, piped_label: str) -> Finding:
+    """Judge the text a program reads as a script: here-documents, then what is echoed into it."""
+    for red in inv.cmd.redirects:
+        if red.op in ("<<", "<<-", "<<<"):
+            best = higher(best, inv.ctx.nested(red.target, fed))
+    piped = echoed(inv.upstream)
+    if piped is not None and not best.blocks:
+        best = higher(best, inv.ctx.nested(piped, piped_label))
+    return best
+
+
 def _shell(inv: Invocation) -> Finding:
     args, i, code_mode = inv.args, 0, False
     while i < len(args) and args[i][:1] in ("-", "+") and args[i] != "-":
@@ -147,13 +158,7 @@ def _shell(inv: Invocation) -> Finding:
             why = f"{inv.prog} runs a script downloaded from the network"
             return Finding("high", why, "code")
         return LOW  # a script file we cannot see
-    best = LOW
-    for red in inv.cmd.redirects:
-        if red.op in ("<<", "<<-", "<<<"):
-            best = higher(best, inv.ctx.nested(red.target, f"script fed to {inv.prog}"))
-    piped = echoed(inv.upstream)
-    if piped is not None and not best.blocks:
-        best = higher(best, inv.ctx.nested(piped, f"text piped into {inv.prog}"))
+    best = _fed(inv, LOW, f"script fed to {inv.prog}", f"text piped into {inv.prog}")
     return higher(best, _stdin_runner(inv, "a script"))
 
 
@@ -218,12 +223,8 @@ def _scheduled(inv: Invocation) -> Finding:
     best = LOW
     if "-f" in inv.args:
         best = Finding("medium", f"{inv.prog} schedules a script to run later", "persistence")
-    for red in inv.cmd.redirects:
-        if red.op in ("<<", "<<-", "<<<"):
-            best = higher(best, inv.ctx.nested(red.target, f"scheduled by {inv.prog}"))
+    best = _fed(inv, best, f"scheduled by {inv.prog}", f"scheduled by {inv.prog}")
     piped = echoed(inv.upstream)
-    if piped is not None and not best.blocks:
-        best = higher(best, inv.ctx.nested(piped, f"scheduled by {inv.prog}"))
     if not best.blocks and inv.upstream is not None and piped is None:
         best = higher(best, _stdin_runner(inv, "commands"))
     return best
