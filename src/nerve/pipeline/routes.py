@@ -44,24 +44,34 @@ class ProcessBody(_Body):
     execute: bool = Field(True, description="Run the intent's handler when safety allows it.")
 
 
+# An absolute path with no NUL byte: in the schema, so clients (and schema fuzzers) know.
+_ABSOLUTE = r"^/[^\x00]*$"
+
+
 class SafetyBody(_Body):
     kind: Kind
     content: str = Field(max_length=MAX_TEXT_CHARS)
     cwd: str | None = Field(
-        None, max_length=4096, description="Where the command runs (absolute); relative paths "
+        None, max_length=4096, pattern=_ABSOLUTE,
+        description="Where the command runs (absolute); relative paths "
         "resolve against it, and it is the workspace when `roots` is not given.",
     )  # fmt: skip
-    roots: list[Annotated[str, Field(max_length=4096)]] = Field(
+    roots: list[Annotated[str, Field(max_length=4096, pattern=_ABSOLUTE)]] = Field(
         [], max_length=MAX_ROOTS, description="The workspace: absolute directories the agent may "
         "change. Inside is the user's business; deleting or overwriting outside is refused.",
     )  # fmt: skip
     mode: Mode = Field("default", description="read_only: SQL may only read (SELECT, SHOW, ...).")
     dialect: Dialect = Field("any", description="SQL dialect; any = the strictest reading.")
 
-    @field_validator("cwd", "roots")
+    @field_validator("cwd", "roots", mode="before")
     @classmethod
     def _absolute(cls, value: Any, info: Any) -> Any:
-        try:  # the same checks the verdict API makes, reported against the field
+        well_typed = isinstance(value, str) or (
+            isinstance(value, list) and all(isinstance(item, str) for item in value)
+        )
+        if not well_typed:
+            return value  # the type check says what is wrong
+        try:  # the verdict API's own words, before the schema's pattern speaks
             Scope.of(**{info.field_name: value})
         except ScopeError as exc:
             raise ValueError(str(exc).split(": ", 1)[-1]) from None
