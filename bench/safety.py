@@ -11,10 +11,8 @@ medium-risk verdict as blocked, as SafetyEngine(strict=True) does.
 
 Policy: the issue's own policy wins over a data label when they conflict. POLICY_CLASSES below
 names the rows where they do (found from the text alone, never from nerve's verdict); "policy
-recall / FP" is recall / FP on the rows whose label agrees with the policy. Every row is
-judged with no workspace (DEFAULT_SCOPE): relative deletes are judged by class alone and
-nothing is "outside the workspace"; tests/safety/test_shell_scope_and_secrets.py covers
-the scoped rules.
+recall / FP" is recall / FP on the rows whose label agrees with the policy. Rows are judged with
+no workspace (DEFAULT_SCOPE); tests/safety/test_shell_scope_and_secrets.py covers scoped rules.
 """
 
 from __future__ import annotations
@@ -38,10 +36,8 @@ from nerve.safety import Kind, check_rules
 ROOT = Path(__file__).resolve().parents[1]
 
 # The seed's layer 1 (NeuroVerse Kavach): keywords and regexes, matched case-insensitively.
-SEED_KEYWORDS = (
-    "delete_all_data drop_database drop_table system_shutdown format_disk rm -rf truncate "
-    "shutdown reboot erase_all destroy"
-)
+SEED_KEYWORDS = "delete_all_data drop_database drop_table system_shutdown format_disk rm -rf \
+truncate shutdown reboot erase_all destroy"
 SEED_PATTERNS = [
     re.compile(p, re.IGNORECASE)
     for p in (
