@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nerve.errors import ConfigError
-from nerve.gateway.presets import PRESETS
+from nerve.presets import PRESETS
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 

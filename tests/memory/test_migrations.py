@@ -10,10 +10,10 @@ from contextlib import closing
 import asyncpg
 import pytest
 
-from nerve.memory.migrations import POSTGRES, SQLITE, SchemaTooNew
 from nerve.memory.postgres import PostgresStore
 from nerve.memory.sqlite import SQLiteStore
 from nerve.memory.store import Query
+from nerve.store.migrations import POSTGRES, SQLITE, SchemaTooNew
 from tests.memory.factories import T0, fact, rec
 
 

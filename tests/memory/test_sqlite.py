@@ -105,7 +105,7 @@ async def test_many_connections_opening_a_brand_new_file_at_once_all_succeed(tmp
     and admin stores each open their own connection). SQLite refuses some of those first opens
     at once instead of waiting; each must retry, not fail start-up. (tests/admin/test_sessions.py
     then writes through four such connections at once.)"""
-    from nerve.memory.connections import SQLiteConnection
+    from nerve.store.connections import SQLiteConnection
 
     for trial in range(20):
         path = tmp_path / f"fresh{trial}.db"

@@ -4,7 +4,7 @@ One row per key ever made: its name (never reused), SHA-256 (hex), last 4 charac
 (JSON: routes, models, users, rpm, tpm, max_parallel, budget) and when it was made and revoked.
 Every statement is the same on both backends but for its placeholders; `active()` is one read
 of a small table, since every process runs it twice a second. Connections as for the admin
-store (`nerve.memory.connections`): one SQLite connection, or a small asyncpg pool.
+store (`nerve.store.connections`): one SQLite connection, or a small asyncpg pool.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 from nerve.access.keystore import KeyStore, ManagedKey
 from nerve.access.principal import Budget, Principal
 from nerve.errors import RequestError
-from nerve.memory.backends import SQLiteURL, parse_store_url
-from nerve.memory.connections import PostgresPool, SQLiteConnection
+from nerve.store.connections import PostgresPool, SQLiteConnection
+from nerve.store.url import SQLiteURL, parse_store_url
 
 __all__ = ["PostgresKeyStore", "SQLiteKeyStore", "keystore_from_url"]
 

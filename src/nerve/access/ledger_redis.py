@@ -43,7 +43,7 @@ from nerve.access.principal import Principal
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from nerve.gateway.resilience.clock import Clock
+    from nerve.clock import Clock
 
 __all__ = ["RESERVE_LUA", "SETTLE_LUA", "RedisLedger", "Reservation"]
 

@@ -43,14 +43,14 @@ from nerve.access.ledger_windows import (
     windows,
 )
 from nerve.access.principal import Principal
-from nerve.memory.backends import SQLiteURL, parse_store_url
-from nerve.memory.connections import PostgresPool, SQLiteConnection
+from nerve.store.connections import PostgresPool, SQLiteConnection
+from nerve.store.url import SQLiteURL, parse_store_url
 
 if TYPE_CHECKING:
     import aiosqlite
     import asyncpg
 
-    from nerve.gateway.resilience.clock import Clock
+    from nerve.clock import Clock
 
 __all__ = ["SqlLedger"]
 

@@ -18,7 +18,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from nerve.config import Config
 from nerve.errors import NotFound, RequestError
-from nerve.gateway.presets import PRESETS
+from nerve.presets import PRESETS
 from nerve.secrets import MASTER_KEY_ENV, PREFIX, encrypt
 
 __all__ = ["encrypt_key", "key_views", "masked", "set_key_text"]

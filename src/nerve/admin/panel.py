@@ -31,7 +31,7 @@ from nerve.config_sections import AdminConfig
 from nerve.errors import ConfigError
 from nerve.events import EventLog, EventSink, EventTable, JsonlFile, LogMirror
 from nerve.gateway.resilience import Clock
-from nerve.memory.backends import SQLiteURL, parse_store_url
+from nerve.store.url import SQLiteURL, parse_store_url
 
 if TYPE_CHECKING:
     from nerve.gateway.app import GatewayState

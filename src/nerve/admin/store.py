@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from nerve.memory.backends import SQLiteURL, parse_store_url
-from nerve.memory.connections import PostgresPool, SQLiteConnection
+from nerve.store.connections import PostgresPool, SQLiteConnection
+from nerve.store.url import SQLiteURL, parse_store_url
 
 __all__ = [
     "AdminState",

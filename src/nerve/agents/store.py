@@ -2,7 +2,7 @@
 
 One small protocol, two backends: SQLite (one connection; the registry is small and rarely
 written) and PostgreSQL (an asyncpg pool). Both apply the shared migrations of
-`nerve.memory.migrations` at open, so the registry and memory agree on the schema version.
+`nerve.store.migrations` at open, so the registry and memory agree on the schema version.
 To add a backend: implement `AgentStore`, run tests/agents against it, add its scheme below.
 """
 
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from nerve.agents.model import Agent
-from nerve.memory.backends import SQLiteURL, parse_store_url
-from nerve.memory.connections import PostgresPool, SQLiteConnection
+from nerve.store.connections import PostgresPool, SQLiteConnection
+from nerve.store.url import SQLiteURL, parse_store_url
 
 if TYPE_CHECKING:  # asyncpg is only needed by the PostgreSQL backend
     pass

@@ -9,7 +9,7 @@ the chat connects to next takes it (`claim`) and shows it. An entry's states, al
     claimed, claimed_until passed --> claimable again (its owner died mid-send)
 
 `claim` is one atomic UPDATE, so two tabs of one chat connecting to two replicas at once get
-each entry once between them. Migration 5 of `nerve.memory.migrations`; SQLite (one
+each entry once between them. Migration 5 of `nerve.store.migrations`; SQLite (one
 connection) and PostgreSQL (an asyncpg pool), as `nerve.assistant.jobs.store`.
 """
 
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from nerve.memory.backends import SQLiteURL, parse_store_url
-from nerve.memory.connections import PostgresPool, SQLiteConnection
+from nerve.store.connections import PostgresPool, SQLiteConnection
+from nerve.store.url import SQLiteURL, parse_store_url
 
 __all__ = ["Kept", "Outbox", "outbox_from_url"]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from nerve.memory.connections import PostgresPool
+from nerve.store.connections import PostgresPool
 
 __all__ = ["EventTable"]
 

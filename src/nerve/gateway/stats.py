@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from nerve.gateway.resilience.clock import Clock
+from nerve.clock import Clock
 
 if TYPE_CHECKING:  # annotations only: this layer never reads config itself
     from nerve.config import Price

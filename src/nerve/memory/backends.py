@@ -1,26 +1,16 @@
-"""Which `MemoryStore` a URL names: the one place a backend is chosen (ME-3).
+"""Which `MemoryStore` a URL names: the one place memory's backend is chosen (ME-3).
 
-    sqlite:///relative/path.db      a file relative to the working directory
-    sqlite:////abs/path.db          an absolute path
-    sqlite:///:memory:              an in-process database (gone when closed)
-    postgresql://user@host:5432/db  PostgreSQL (also postgres://); ?schema=NAME picks the schema
-
-To add a backend: implement `MemoryStore`, run tests/memory against it, add its scheme here.
+The URL forms are nerve.store.url's. To add a backend: implement `MemoryStore`, run tests/memory
+against it, add its scheme here and there.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
+from nerve.memory.sqlite import SQLiteStore
 from nerve.memory.store import MemoryStore
+from nerve.store.url import SQLiteURL, parse_store_url
 
-if TYPE_CHECKING:  # asyncpg is the optional extra nerve[postgres]
-    import asyncpg
-
-__all__ = ["PostgresURL", "SQLiteURL", "open_postgres_pool", "parse_store_url", "store_from_url"]
+__all__ = ["store_from_url"]
 
 
 def store_from_url(url: str) -> MemoryStore:
@@ -28,76 +18,8 @@ def store_from_url(url: str) -> MemoryStore:
     whole URL, which may hold a password) for anything else."""
     where = parse_store_url(url, what="memory store")
     if isinstance(where, SQLiteURL):
-        from nerve.memory.sqlite import SQLiteStore
-
         return SQLiteStore(where.path)
+    # Imported here, not above: it imports asyncpg, the optional extra nerve[postgres].
     from nerve.memory.postgres import PostgresStore
 
     return PostgresStore(where.dsn, schema=where.schema)
-
-
-@dataclass(frozen=True, slots=True)
-class SQLiteURL:
-    path: Path | str  # ":memory:" or a file
-
-
-@dataclass(frozen=True, slots=True)
-class PostgresURL:
-    dsn: str  # as asyncpg takes it, without nerve's own `schema` parameter
-    schema: str
-
-
-def parse_store_url(url: str, *, what: str = "store") -> SQLiteURL | PostgresURL:
-    """`storage.url`, parsed once for every store on it (memory, the agent registry).
-
-    Raises ValueError naming the scheme, never the URL (it may hold a password), and naming the
-    extra to install when PostgreSQL's driver is missing.
-    """
-    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
-    if scheme == "sqlite":
-        if not url.startswith("sqlite:///") or len(url) == len("sqlite:///"):
-            raise ValueError(
-                "a SQLite storage URL is sqlite:///relative/path.db or sqlite:////abs/path.db"
-            )
-        path = url[len("sqlite:///") :]
-        return SQLiteURL(path if path == ":memory:" else Path(path).expanduser())
-    if scheme in ("postgresql", "postgres"):
-        try:
-            import asyncpg  # noqa: F401 - to fail here, with the fix, when it is missing
-        except ImportError as exc:  # asyncpg is the optional extra nerve[postgres]
-            raise ValueError(
-                f"a {scheme}:// {what} needs asyncpg: pip install 'nerve[postgres]'"
-            ) from exc
-        parts = urlsplit(url)
-        query = parse_qsl(parts.query, keep_blank_values=True)
-        # asyncpg would send an unknown parameter such as schema to the server as a setting.
-        schema = next((v for k, v in query if k == "schema"), "public")
-        rest = urlencode([(k, v) for k, v in query if k != "schema"])
-        return PostgresURL(urlunsplit(parts._replace(query=rest)), schema or "public")
-    raise ValueError(
-        f"unsupported storage URL scheme {scheme or '(none)'!r}: "
-        "use sqlite:///path.db or postgresql://user@host/db"
-    )
-
-
-async def open_postgres_pool(
-    dsn: str, schema: str, *, min_size: int = 1, max_size: int = 10
-) -> asyncpg.Pool:
-    """A pool whose connections see only `schema`, migrated; closed again if migrating fails."""
-    import asyncpg
-
-    from nerve.memory.migrations import migrate_postgres, quote_ident
-
-    pool = await asyncpg.create_pool(
-        dsn,
-        min_size=min_size,
-        max_size=max_size,
-        server_settings={"search_path": quote_ident(schema)},
-    )
-    try:
-        async with pool.acquire() as conn:
-            await migrate_postgres(conn, schema)
-    except BaseException:
-        await pool.close()
-        raise
-    return pool

@@ -24,10 +24,10 @@ from nerve.memory.codec import (
     row_change,
     row_record,
 )
-from nerve.memory.connections import PostgresPool
 from nerve.memory.model import Entry, FactChange, Record
 from nerve.memory.ops import Op, Writes
 from nerve.memory.store import Deleted, Query
+from nerve.store.connections import PostgresPool
 
 __all__ = ["PostgresStore"]
 

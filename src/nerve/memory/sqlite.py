@@ -31,11 +31,11 @@ from nerve.memory.codec import (
     row_change,
     row_record,
 )
-from nerve.memory.migrations import prepare_sqlite
 from nerve.memory.model import Entry, FactChange, Record
 from nerve.memory.ops import Op, Writes
 from nerve.memory.sqlite_writes import chunks, marks
 from nerve.memory.store import Deleted, Query
+from nerve.store.migrations import prepare_sqlite
 
 __all__ = ["SQLiteStore"]
 

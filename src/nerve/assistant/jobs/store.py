@@ -1,6 +1,6 @@
 """Where jobs and the mail monitor's last-seen UIDs live: the memory database (`storage.url`).
 
-Tables `jobs` and `mail_seen` (migration 3 of `nerve.memory.migrations`). A job's `due_at` is
+Tables `jobs` and `mail_seen` (migration 3 of `nerve.store.migrations`). A job's `due_at` is
 when its pending firing is due; `next_run` is when a scheduler should act on it: `due_at`, or
 the end of a claim's lease. A firing's states, all in the row:
 
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nerve.memory.backends import SQLiteURL, parse_store_url
-from nerve.memory.connections import PostgresPool, SQLiteConnection
+from nerve.store.connections import PostgresPool, SQLiteConnection
+from nerve.store.url import SQLiteURL, parse_store_url
 
 if TYPE_CHECKING:  # asyncpg is only needed by the PostgreSQL backend
     pass

@@ -7,8 +7,8 @@ an injectable `Clock`; tests pass a `ManualClock`. To add another kind of state:
 same shape, its Redis twin beside it, both exported below.
 """
 
+from nerve.clock import Clock, ManualClock
 from nerve.gateway.resilience.breaker import Breakers, BreakerState
-from nerve.gateway.resilience.clock import Clock, ManualClock
 from nerve.gateway.resilience.cooldown import Cooldowns, parse_retry_after
 from nerve.gateway.resilience.ratelimit import RateLimiter
 from nerve.gateway.resilience.redis_breaker import RedisBreakers

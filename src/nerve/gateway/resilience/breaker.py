@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from nerve.gateway.resilience.clock import Clock
+from nerve.clock import Clock
 
 if TYPE_CHECKING:  # annotations only: this layer never reads config itself
     from nerve.config import BreakerConfig

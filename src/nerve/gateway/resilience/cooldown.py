@@ -13,7 +13,7 @@ import time
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from nerve.gateway.resilience.clock import Clock
+from nerve.clock import Clock
 
 __all__ = ["Cooldowns", "parse_retry_after"]
 

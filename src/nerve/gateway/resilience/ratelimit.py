@@ -23,8 +23,8 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from nerve.clock import Clock
 from nerve.errors import RateLimited
-from nerve.gateway.resilience.clock import Clock
 
 if TYPE_CHECKING:  # annotations only: this layer never reads config itself
     from nerve.config import RateConfig

@@ -19,8 +19,8 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
+from nerve.clock import Clock
 from nerve.gateway.resilience.breaker import BreakerState, breaker_options, configure_breaker
-from nerve.gateway.resilience.clock import Clock
 from nerve.gateway.resilience.redis_lua import GATE_LUA
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from nerve.gateway.resilience.clock import Clock
+from nerve.clock import Clock
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

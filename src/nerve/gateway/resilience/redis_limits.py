@@ -23,8 +23,8 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from nerve.clock import Clock
 from nerve.errors import RateLimited
-from nerve.gateway.resilience.clock import Clock
 from nerve.gateway.resilience.ratelimit import rate_options
 from nerve.gateway.resilience.redis_lua import RATE_SCRIPT
 

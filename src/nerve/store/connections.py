@@ -1,7 +1,7 @@
-"""Connections for the small stores that share memory's `storage.url` (agents, jobs).
+"""Connections for the stores that share `storage.url` (memory, agents, jobs, keys, events).
 
-Each holds one connection (SQLite) or one pool (PostgreSQL), opened and migrated with the same
-migrations as memory, so one database carries every table. A subclass writes only its queries:
+Each holds one connection (SQLite) or one pool (PostgreSQL), opened and migrated with
+store.migrations, so one database carries every table. A subclass writes only its queries:
 
     class SQLiteThings(SQLiteConnection):
         what = "the thing store"
@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING
 
 import aiosqlite
 
-from nerve.memory.backends import open_postgres_pool
-from nerve.memory.migrations import prepare_sqlite
+from nerve.store.migrations import migrate_postgres, prepare_sqlite, quote_ident
 
 if TYPE_CHECKING:  # asyncpg is the optional extra nerve[postgres]
     import asyncpg
 
-__all__ = ["PostgresPool", "SQLiteConnection"]
+__all__ = ["PostgresPool", "SQLiteConnection", "open_postgres_pool"]
 
 _BUSY_MS = 10_000  # a writer waits this long for another process's transaction (replicas)
 
@@ -93,3 +92,24 @@ class PostgresPool:
         if self._pool is None:
             raise RuntimeError(f"{self.what} (schema {self.schema}) is not open")
         return self._pool
+
+
+async def open_postgres_pool(
+    dsn: str, schema: str, *, min_size: int = 1, max_size: int = 10
+) -> asyncpg.Pool:
+    """A pool whose connections see only `schema`, migrated; closed again if migrating fails."""
+    import asyncpg  # the optional extra: imported when a PostgreSQL store opens
+
+    pool = await asyncpg.create_pool(
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        server_settings={"search_path": quote_ident(schema)},
+    )
+    try:
+        async with pool.acquire() as conn:
+            await migrate_postgres(conn, schema)
+    except BaseException:
+        await pool.close()
+        raise
+    return pool
