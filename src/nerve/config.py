@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from nerve.config_expand import expand_presets, interpolate
 from nerve.config_routes import (
     Located,
+    ProviderConfig,
     ProviderModel,
     RouteConfig,
     TagTarget,
@@ -120,45 +120,6 @@ class RedisConfig(_Strict):
     retry_seconds: float = Field(1.0, gt=0)  # while Redis is down, try it again this often
     key_prefix: str = "nerve:"
     timeout_seconds: float = Field(0.5, gt=0)  # per Redis command (and connect)
-
-
-class ProviderConfig(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    preset: str | None = None
-    protocol: Literal["openai", "anthropic"] = "openai"
-    base_url: str
-    api_key: str | None = None
-    headers: dict[str, str] = {}
-    timeout_seconds: float = Field(60.0, gt=0)
-    connect_timeout_seconds: float = Field(5.0, gt=0)
-    # Whether an openai-protocol upstream serves the Responses API (`POST {base_url}/responses`):
-    # then /v1/responses passes through; otherwise it is translated to chat completions.
-    responses: bool = False
-    # Runs on the operator's own machines: the only kind a private route may use (SPEC TP-3).
-    local: bool = False
-    # The models it serves, for tag targets (`model: {tags: [large]}`); optional otherwise.
-    models: list[ProviderModel] = []
-
-    @field_validator("models")
-    @classmethod
-    def _distinct_models(cls, models: list[ProviderModel]) -> list[ProviderModel]:
-        names = [m.name for m in models]
-        for i, name in enumerate(names):
-            if names.index(name) != i:
-                raise ValueError(f"model {name!r} is listed twice")
-        return models
-
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, v: str) -> str:
-        if not re.match(r"^https?://[^/\s]+", v):
-            raise ValueError(f"base_url must be an http(s) URL, got {v!r}")
-        return v.rstrip("/")
-
-    @property
-    def missing_key(self) -> bool:
-        """A key was asked for (e.g. ${OPENAI_API_KEY}) but is empty. No key at all is keyless."""
-        return self.api_key is not None and not self.api_key.strip()
 
 
 class RateConfig(_Strict):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -31,13 +31,11 @@ from pydantic import (
 from nerve.config_sections import GuardConfig, PathMemoryConfig
 from nerve.language import LANGS
 
-if TYPE_CHECKING:
-    from nerve.config import ProviderConfig
-
 __all__ = [
     "PII_KINDS",
     "TASKS",
     "Located",
+    "ProviderConfig",
     "ProviderModel",
     "RouteConfig",
     "TagTarget",
@@ -73,6 +71,45 @@ class ProviderModel(_Strict):
     name: str = Field(min_length=1)
     tags: list[Annotated[str, Field(pattern=_TAG)]] = []
     priority: int = Field(1, ge=0)
+
+
+class ProviderConfig(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    preset: str | None = None
+    protocol: Literal["openai", "anthropic"] = "openai"
+    base_url: str
+    api_key: str | None = None
+    headers: dict[str, str] = {}
+    timeout_seconds: float = Field(60.0, gt=0)
+    connect_timeout_seconds: float = Field(5.0, gt=0)
+    # Whether an openai-protocol upstream serves the Responses API (`POST {base_url}/responses`):
+    # then /v1/responses passes through; otherwise it is translated to chat completions.
+    responses: bool = False
+    # Runs on the operator's own machines: the only kind a private route may use (SPEC TP-3).
+    local: bool = False
+    # The models it serves, for tag targets (`model: {tags: [large]}`); optional otherwise.
+    models: list[ProviderModel] = []
+
+    @field_validator("models")
+    @classmethod
+    def _distinct_models(cls, models: list[ProviderModel]) -> list[ProviderModel]:
+        names = [m.name for m in models]
+        for i, name in enumerate(names):
+            if names.index(name) != i:
+                raise ValueError(f"model {name!r} is listed twice")
+        return models
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not re.match(r"^https?://[^/\s]+", v):
+            raise ValueError(f"base_url must be an http(s) URL, got {v!r}")
+        return v.rstrip("/")
+
+    @property
+    def missing_key(self) -> bool:
+        """A key was asked for (e.g. ${OPENAI_API_KEY}) but is empty. No key at all is keyless."""
+        return self.api_key is not None and not self.api_key.strip()
 
 
 class Target(_Strict):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -32,16 +32,13 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.utilities.context_injection import find_context_parameter
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
-from starlette.requests import HTTPConnection
 
 from nerve import __version__
-from nerve.access import LOCAL, Principal, principal_of
 from nerve.errors import NerveError
+from nerve.mcp import tools_agents, tools_gateway, tools_memory, tools_pipeline, tools_voice
+from nerve.mcp.host import Host
 
-if TYPE_CHECKING:  # the server module imports this package: annotations only
-    from nerve.server import NerveApp
-
-__all__ = ["NerveMCP", "build_mcp_server", "caller", "invalid_arguments"]
+__all__ = ["NerveMCP", "build_mcp_server", "invalid_arguments"]
 
 log = logging.getLogger("nerve.mcp")
 
@@ -96,16 +93,6 @@ class NerveMCP(MCPServer[Any]):
             raise
 
 
-def caller(ctx: Context[Any, Any]) -> Principal:
-    """Who made this tool call: the principal the boundary put on its HTTP request (/mcp), or
-    LOCAL when there is none (stdio, or a call made in process)."""
-    try:
-        request = ctx.request_context.request
-    except ValueError:  # the SDK's "outside of a request"
-        return LOCAL
-    return principal_of(request.scope) if isinstance(request, HTTPConnection) else LOCAL
-
-
 def invalid_arguments(error: ValidationError) -> str:
     """'invalid arguments: 'limit': Input should be ...; ...', without the rejected values."""
     parts = []
@@ -115,10 +102,8 @@ def invalid_arguments(error: ValidationError) -> str:
     return "invalid arguments: " + "; ".join(parts)
 
 
-def build_mcp_server(app: NerveApp) -> NerveMCP:
+def build_mcp_server(app: Host) -> NerveMCP:
     """A new MCPServer over `app` (one per NerveApp: the SDK's HTTP sessions run once each)."""
-    from nerve.mcp import tools_agents, tools_gateway, tools_memory, tools_pipeline, tools_voice
-
     server = NerveMCP()
     for module in (tools_pipeline, tools_memory, tools_agents, tools_gateway, tools_voice):
         module.register(server, app)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from nerve.server import NerveApp
+    from nerve.mcp.host import Host
 
 __all__ = ["AgentOut", "RouteAgentOut", "register"]
 
@@ -37,7 +37,7 @@ class RouteAgentOut(BaseModel):
     fallback: bool = Field(False, description="true: the caller should fall back to itself")
 
 
-def register(server: MCPServer[Any], app: NerveApp) -> None:
+def register(server: MCPServer[Any], app: Host) -> None:
     @server.tool()
     async def register_agent(
         agent_name: AgentName,

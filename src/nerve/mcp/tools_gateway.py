@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mcp.server import MCPServer
 
     from nerve.gateway.app import GatewayState
-    from nerve.server import NerveApp
+    from nerve.mcp.host import Host
 
 __all__ = ["REASONING_ROUTE", "ReasonOut", "RouteModelOut", "register"]
 
@@ -108,7 +108,7 @@ async def _candidates(state: GatewayState, plan: Plan) -> list[CandidateOut]:
     return out
 
 
-def register(server: MCPServer[Any], app: NerveApp) -> None:
+def register(server: MCPServer[Any], app: Host) -> None:
     @server.tool()
     async def route_model(
         text: Annotated[str | None, Field(description="a user message; or give messages")] = None,

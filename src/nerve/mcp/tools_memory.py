@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from nerve.mcp.server import caller
+from nerve.mcp.host import caller
 from nerve.memory.context import build_context
 from nerve.memory.events import EventType
 from nerve.memory.fields import (
@@ -34,7 +34,7 @@ from nerve.memory.model import Kind, Tier
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from nerve.server import NerveApp
+    from nerve.mcp.host import Host
 
 __all__ = ["ContextOut", "RecallOut", "StoredOut", "register"]
 
@@ -84,7 +84,7 @@ class ContextOut(BaseModel):
     prompt_block: str = Field(description="the items rendered for a system prompt")
 
 
-def register(server: MCPServer[Any], app: NerveApp) -> None:
+def register(server: MCPServer[Any], app: Host) -> None:
     @server.tool()
     async def store_memory(
         ctx: Context[Any, Any],

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from nerve.mcp.server import caller
+from nerve.mcp.host import caller
 from nerve.memory.fields import TEXT
 from nerve.memory.fields import UserId as MemoryUser
 from nerve.pipeline.process import MAX_TEXT_CHARS, ProcessResult
@@ -22,7 +22,7 @@ from nerve.safety.scope import Dialect, Mode
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from nerve.server import NerveApp
+    from nerve.mcp.host import Host
 
 __all__ = ["ProcessOut", "SafeExecuteOut", "VerdictOut", "register"]
 
@@ -81,7 +81,7 @@ class SafeExecuteOut(ProcessOut):
     executed: bool = Field(description="whether a handler ran it successfully")
 
 
-def register(server: MCPServer[Any], app: NerveApp) -> None:
+def register(server: MCPServer[Any], app: Host) -> None:
     @server.tool()
     async def process(
         ctx: Context[Any, Any], text: Text, user_id: UserId | None = None, execute: bool = False

@@ -15,7 +15,7 @@ from nerve.voice import decode_audio
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from nerve.server import NerveApp
+    from nerve.mcp.host import Host
 
 __all__ = ["SynthesizeOut", "TranscribeOut", "register"]
 
@@ -41,7 +41,7 @@ class SynthesizeOut(BaseModel):
     voice: str | None = None
 
 
-def register(server: MCPServer[Any], app: NerveApp) -> None:
+def register(server: MCPServer[Any], app: Host) -> None:
     @server.tool()
     async def transcribe(
         audio_base64: Annotated[str, Field(min_length=1, description="a WAV file, base64")],
