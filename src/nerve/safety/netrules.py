@@ -87,7 +87,9 @@ def _sent(path: str, prog: str, inv: Invocation) -> Finding:
         return Finding("high", why, "exfiltration")
     if cls == "home" or workspace_of(path, inv.ctx) == "outside":
         return Finding("medium", f"{prog} sends {path} to another host", "exfiltration")
-    return read  # an .env file: medium; anything else low
+    if read.risk != "low":  # an .env file or a history: fine to read, not to send away
+        return Finding("high", f"{prog} sends {path} to another host", "exfiltration")
+    return read
 
 
 _UPLOAD_OPTS = wordset("-d --data --data-binary --data-urlencode --json --data-ascii")

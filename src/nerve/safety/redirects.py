@@ -20,7 +20,9 @@ from nerve.safety.wrappers import basename
 __all__ = ["NET_SENDERS", "SHELLS", "judge_redirects"]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
-NET_SENDERS = wordset("nc ncat netcat socat telnet curl wget ssh scp sftp openssl rsync ftp")
+NET_SENDERS = wordset(
+    "nc ncat netcat socat telnet curl wget ssh scp sftp openssl rsync ftp mail mailx mutt sendmail"
+)
 _WRITE_OPS = frozenset({">", ">|", "&>", "<>", ">>", "&>>", ">&"})
 _PROBES = frozenset({"", "echo", "printf", ":", "true", "timeout"})
 
@@ -54,7 +56,8 @@ def judge_redirects(cmd: Command, ctx: Ctx) -> Finding:
             continue
         if op == "<":
             read = judge_read(target, f"{prog or 'a command'}")
-            if read.blocks and prog in NET_SENDERS:
+            sent = read.risk != "low" or target.startswith(("/etc/", "/proc/"))
+            if sent and prog in NET_SENDERS:
                 read = Finding("high", f"{prog} sends {target} to another host", "exfiltration")
             best = higher(best, read)
             continue

@@ -27,7 +27,9 @@ __all__ = ["persistence_file", "secret_file", "system_file"]
 _HOME = r"(?:/home/[^/]+|/root|/Users/[^/]+)"
 _PERSISTENCE = re.compile(
     rf"^{_HOME}/(?P<home>\.ssh/(?:authorized_keys2?|config|rc)|\.(?:bashrc|bash_profile|"
-    r"bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc)|"
+    r"bash_login|bash_logout|bash_aliases|profile|zshrc|zshenv|zprofile|zlogin|zlogout|kshrc|"
+    r"cshrc|tcshrc|inputrc|xinitrc|xprofile|xsession|xsessionrc|vimrc|exrc|pam_environment)|"
+    r"\.config/nvim/init\.(?:vim|lua)|\.config/fish/(?:conf\.d|functions)/.*|"
     r"\.config/fish/config\.fish|\.config/autostart/.*|\.config/systemd/user/.*|"
     r"Library/LaunchAgents/.*)$"
     r"|^/(?P<sys>etc/(?:profile|profile\.d/.*|bash\.bashrc|bashrc|zsh/\w+|environment|"
@@ -48,7 +50,8 @@ _SECRET = re.compile(
     r"cookies\.sqlite)|(?:\.config|Library/Application Support)/(?:google-chrome|chromium|"
     r"Google/Chrome|BraveSoftware/[^/]+|microsoft-edge)/[^/]+/(?:Login Data|Cookies|Web Data))$"
     r"|^/etc/(?:g?shadow-?|sudoers|ssh/ssh_host_\w+_key|ssl/private(?:/.*)?)$"
-    r"|^/proc/(?:self|\d+|\*|\$\$|\$\w+)/environ$"
+    r"|^/proc/(?:self|\d+|\*|\$\$|\$\w+|\$\(…\))/environ$"
+    r"|^/(?:var/)?run/secrets/.+$|^/home/[^/]+/\.(?:ssh|aws|gnupg)/\*$"
     r"|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)$"
 )
 _ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.[\w-]+)?$")

