@@ -63,8 +63,38 @@ YOU = frozenset(
         "aap, aapka, aapki, aapke, aapko, tum, tumhara, tumhari, tumhe, tumko, tu, tera, teri",
         "nee, nenga, neenga, ungal, unga, unnoda, ninga, nuvvu, meeru, mee, neenu, neevu",
         "ninna, nimma, ningal, ninte, ningalude, tumi, tomar, apni, apnar, tui, tor",
+        "tune, tumne, tujhe, tumhe, tumse, tumhare, tumhein, aapne, aapse, tujhse, tere",  # hi
+        "unakku, ungalukku, unnoda, neeku, meeku, ninnu, mimmalni, ninage, nimage, ninakku",
+        "ningalkku, ningale, ninne, tomake, tomra, tomader, toke, apnake, tomay",
     )
 )
+# Verbs of what people do, say and feel: a question about them ("amma enna sonnanga?", "usko
+# kya hua?", "how was the party?") is conversation, not a lookup, when it names no topic.
+PERSONAL = frozenset(
+    words(
+        "happened, happen, said, say, went, felt, feel, ate, eat, liked, enjoyed, slept, how was",
+        "hua, hui, bola, boli, bole, kaha, kahi, khaya, khayi, khaye, laga, lagi, lage",
+        "socha, sochi, pasand, scene",  # hi
+        "sonnanga, sonnan, sonna, sonnaal, pesuran, pesura, saaptiya, saapteengala, pochu",
+        "aachu, panra, panreenga, pannitta, pannuna, pidichiccha, pidichirukka",  # ta
+        "annaru, annadu, annavu, emannaru, emannadu, emandi, matladadu, matladav, tinnava",
+        "tinnara, chestunnav, chesav, jarigindi, ayyindi, chesadu, chesindi",  # te
+        "helidru, helida, helidlu, maathadtane, maathadidru, oota, aaytha, aaytu, aaythu",
+        "maadthidiya, maadtidiya, maadide, maadidru",  # kn
+        "paranju, paranjathu, paranjo, kazhicho, kazhichu, cheyyunnu, cheythu, sambhavichu",
+        "bollo, bolle, boleche, kheyecho, kheyechis, korcho, korchis, korchen, holo, hoyeche",
+    )
+)
+# ...but not a question about when, where or how much: "Aaj subah sunrise kab hua tha" asks.
+_DATA_QUESTIONS = frozenset(
+    words(
+        "when, where, kab, kahan, kahaan, kidhar, kitna, kitne, kitni, eppo, eppodhu, enga",
+        "evvalavu, eppudu, ekkada, entha, yaavaga, yavaga, elli, eshtu, eppol, evide, ethra",
+        "kobe, kothay, koto",
+    )
+)
+_PERSONAL_PHRASES = frozenset(w for w in PERSONAL if " " in w)
+_PERSONAL_WORDS = PERSONAL - _PERSONAL_PHRASES
 # "can you send", "do you know": the addressee is asked to act, not asked about.
 _REQUEST_YOU = re.compile(
     r"\b(?:can|could|would|will|wud|cud|pls|please)\s+(?:you|u|ya)\b|\bdo\s+(?:you|u)\s+know\b"
@@ -91,6 +121,7 @@ class ChatReading:
     greetings: int  # greetings and mild praise: chat when nothing else is read
     about_you: bool  # a question about the person addressed
     request_you: bool  # "can you ...", "do you know ...": a request after all
+    personal: bool = False  # what someone did, said or felt: "amma enna sonnanga?"
 
 
 _LENGTHENED = re.compile(r"(.)\1{2,}")
@@ -107,6 +138,7 @@ def read(text: str, tokens: Sequence[Token]) -> ChatReading:
         words = [_LENGTHENED.sub(r"\1", w) for w in words]
     greetings = 0
     you = False
+    personal = not _PERSONAL_WORDS.isdisjoint(words) and _DATA_QUESTIONS.isdisjoint(words)
     for i, word in enumerate(words):
         if word in REACTIONS:
             reactions += 1
@@ -118,5 +150,9 @@ def read(text: str, tokens: Sequence[Token]) -> ChatReading:
             greetings += 1
         elif word[0] in _LAUGH_START and len(word) > 1 and _LAUGH.match(word):
             reactions += 1
+        elif not personal and word == "how" and i + 1 < len(words):
+            personal = f"{word} {words[i + 1]}" in _PERSONAL_PHRASES and (
+                _DATA_QUESTIONS.isdisjoint(words)
+            )
     request = bool(you and _REQUEST_YOU.search(text))
-    return ChatReading(reactions, greetings, you and not request, request)
+    return ChatReading(reactions, greetings, you and not request, request, personal)

@@ -22,7 +22,7 @@ from nerve.intent import actions, chat, messages, params
 from nerve.intent.cues import CUES, Token, question_openers, tokenize
 from nerve.intent.lexicon import NOT_NAMES, REPORT_MAKERS, VERBS, words
 from nerve.intent.model import Intent
-from nerve.intent.shape import clause_end, imperative, indic_command, narrated
+from nerve.intent.shape import clause_end, imperative, indic_command, narrated, wished
 
 __all__ = ["MAX_CHARS", "classify_rules", "clean"]
 
@@ -123,6 +123,7 @@ class _Scores:
         self.best: dict[str, _Cue] = {}
         self.commanded = False  # a cue in command shape: a verb that commands, a named action
         self.asked = False  # a question cue
+        self.topic = False  # a cue other than a question: a topic noun, a verb out of position
 
     def command(self, intent: str, weight: float, start: int, end: int) -> None:
         self.commanded = True
@@ -132,9 +133,13 @@ class _Scores:
         self, intent: str, weight: float, start: int, end: int, target: str | None = None
     ) -> None:
         self.asked = True
-        self.add(intent, weight, start, end, target)
+        self._put(intent, weight, start, end, target)
 
-    def add(
+    def add(self, intent: str, weight: float, start: int, end: int) -> None:
+        self.topic = True
+        self._put(intent, weight, start, end)
+
+    def _put(
         self, intent: str, weight: float, start: int, end: int, target: str | None = None
     ) -> None:
         cue = self.best.get(intent)
@@ -238,6 +243,9 @@ def _score(
             )
             if not strong and hit.intent == "delete_data":
                 continue  # destructive only as a command: "leg drop", "the sky was so clear"
+            if not strong and narrated(tokens, hit.first) and not wished(tokens, hit.first):
+                scores.topic = True  # "I sent him a message": a story about the topic
+                continue
             weight = STRONG[hit.intent] if strong else WEAK_VERB
             if hit.intent == "convert_format" and not found.mentions:
                 # without a format, "change"/"save"/"turn" are not conversions
@@ -344,8 +352,8 @@ def _gated(
         # a named destructive action is always heard
         markers = reading.reactions + reading.greetings
         return act is None and markers >= CHATTY_MARKERS and len(tokens) >= CHATTY_TOKENS
-    if reading.reactions or reading.about_you:
-        return True
+    if reading.reactions or reading.about_you or (reading.personal and not scores.topic):
+        return True  # "usko kya hua?" asks about a person, not for data
     return not scores.asked and len(tokens) > TOPIC_ONLY_TOKENS
 
 

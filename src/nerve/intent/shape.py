@@ -27,6 +27,7 @@ __all__ = [
     "imperative",
     "indic_command",
     "narrated",
+    "wished",
 ]
 
 # Endings that make a stem an imperative wherever it stands, for code-mixed requests put English
@@ -74,6 +75,8 @@ SUBJECTS = frozenset(
         "we've, we'll, it's, its, there, that's, this, these, those, he's, she's, they're",
         "main, mai, maine, hum, humne, usne, unhone, woh, wo, naan, naanu, nenu, njan, ami",
         "amra, you, u, you're, youre",
+        "avan, aval, avar, avanga, avargal, vaadu, aame, atanu, avanu, avalu, avaru, naanu",
+        "usne, unhone, maine, humne, tumne, aapne, tune, isne, inhone",  # hi ergatives: did
     )
 )
 
@@ -129,6 +132,20 @@ def narrated(tokens: Sequence[Token], first: int) -> bool:
         if tokens[i].opens and tokens[i].sentence:
             return False
         i -= 1
+    return False
+
+
+_WISHES = frozenset(words("want, wanna, need, gotta, like, love, ready"))
+
+
+def wished(tokens: Sequence[Token], first: int) -> bool:
+    """The speaker wants what the verb does: "I want to go see ice skating", "I need to record
+    a video message" ask for it, "I sent him a message" tells."""
+    for token in reversed(tokens[max(0, first - 8) : first]):
+        if token.word in _WISHES:
+            return True
+        if token.word in SUBJECTS or token.sentence:
+            return False
     return False
 
 
