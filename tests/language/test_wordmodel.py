@@ -67,3 +67,24 @@ def test_stretched_letters_are_scored_as_the_attested_spelling() -> None:
     assert model.form("pwoliiiii") in ("pwolii", "pwoli")
     assert model.form("ebonggg") == "ebong"
     assert model.form("plain") == "plain"
+
+
+def test_the_longest_listed_ending_names_the_language_and_ties_go_to_langs_order() -> None:
+    """LG-1: `ending_lang` looks the word's own endings up, longest first (a speed-up that
+    must keep the old rule: longest ending wins; of equal ones, the first language in LANGS)."""
+    from nerve.language.ngram import NgramModel
+
+    suffixes = {"ta": ["kkiraan", "aan"], "te": ["tunnaadu", "raan"], "ml": ["raan"]}
+    model = NgramModel({}, suffixes)
+    assert model.ending_lang("cheppatunnaadu") == "te"
+    assert model.ending_lang("seikkiraan") == "ta"  # -kkiraan beats the shorter -raan
+    assert model.ending_lang("varraan") == "te"  # te and ml list -raan: te comes first
+    assert model.ending_lang("raan") is None  # the word must be longer than its ending
+    assert model.ending_lang("paan") is None  # -aan is shorter than four letters
+
+
+def test_unigram_totals_are_the_sum_of_the_one_letter_grams() -> None:
+    """LG-1: the char model's unigram total per language, computed at load from the 1-grams."""
+    model = wordmodel.model()
+    for k, table in enumerate(model._grams):
+        assert model._unigrams[k] == sum(c for g, c in table.items() if len(g) == 1)

@@ -51,18 +51,23 @@ class NgramModel:
                 vocab[len(gram) - 1].add(gram)
         self._vocab = [len(v) + 1 for v in vocab]
         self._suffixes = {lang: tuple(suffixes.get(lang, ())) for lang in LANGS}
+        # Every listed ending -> the first language (LANGS order) listing it: `ending_lang`
+        # then tries the word's own endings, longest first, instead of every listed suffix.
+        self._ending: dict[str, str] = {}
+        for lang in LANGS:
+            for suffix in self._suffixes[lang]:
+                self._ending.setdefault(suffix, lang)
+        self._longest = max((len(s) for s in self._ending), default=0)
         self.posterior = functools.lru_cache(maxsize=16384)(self._posterior)
 
     def ending_lang(self, word: str, shortest: int = 4) -> str | None:
         """The language whose listed ending (of `shortest` letters or more) `word` has, the
         longest ending winning; short endings like `-ki` or `-ini` are too common to tell."""
-        best, length = None, shortest - 1
-        for lang, suffixes in self._suffixes.items():
-            for suffix in suffixes:  # longest first
-                if len(suffix) > length and len(word) > len(suffix) and word.endswith(suffix):
-                    best, length = lang, len(suffix)
-                    break
-        return best
+        for n in range(min(self._longest, len(word) - 1), shortest - 1, -1):
+            lang = self._ending.get(word[-n:])
+            if lang is not None:
+                return lang
+        return None
 
     def _posterior(self, word: str) -> dict[str, float]:
         scores: dict[str, float] = {}

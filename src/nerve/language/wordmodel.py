@@ -56,9 +56,9 @@ class WordModel:
         self.loaded = bool(grams)
         names = grams.split(" ") if grams else []
         self._grams = tuple(dict(zip(names, gram_counts[lang], strict=True)) for lang in ORDER)
-        self._unigrams = tuple(
-            sum(c for g, c in table.items() if len(g) == 1) for table in self._grams
-        )
+        # Totals of the 1-grams, summed over their positions only: not a pass over each table.
+        ones = [i for i, name in enumerate(names) if len(name) == 1]
+        self._unigrams = tuple(sum(gram_counts[lang][i] for i in ones) for lang in ORDER)
         self.loglik = functools.lru_cache(maxsize=32768)(self._loglik)
 
     def attested(self, word: str) -> int:
