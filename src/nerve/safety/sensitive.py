@@ -54,7 +54,8 @@ _SECRET = re.compile(
     r"|^/(?:var/)?run/secrets/.+$|^/home/[^/]+/\.(?:ssh|aws|gnupg)/\*$"
     r"|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)$"
 )
-_ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.[\w-]+)?$")
+# A template (.env.example) holds no secrets: reading or sending it is ordinary work.
+_ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.(?!(?:example|sample|template|dist)$)[\w-]+)?$")
 # Shell and REPL histories: passwords typed on command lines end up there (medium: reading one
 # is ordinary, sending one is not — netrules and exfil judge the sending).
 _HISTORY = re.compile(
