@@ -40,6 +40,7 @@ check: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_module_size.py src tests bench
 
 fmt: $(VENV)/.installed-dev

@@ -61,7 +61,7 @@ from nerve.config import Config, KeyConfig, ServerConfig, Target
 from nerve.errors import AuthError
 from nerve.gateway.admission import KeyGate
 from nerve.gateway.core import Plan
-from nerve.gateway.shared import build_resilience
+from nerve.gateway.state import build_resilience
 from nerve.gateway.stats import Stats, Usage
 from nerve.hostguard import HostGuard
 

@@ -30,8 +30,8 @@ from typing import Any
 
 import yaml
 
-from nerve.assistant.mcp_client import McpClients
 from nerve.config_sections import McpServerConfig
+from nerve.mcp.client import McpClients
 from nerve.tools import ToolRegistry
 
 

@@ -22,8 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from nerve.access.keys import key_views, new_key, revoke_key
+from nerve.admin.http import Handler, read_json
 from nerve.admin.panel import AdminPanel
-from nerve.admin.routes import Handler, read_json
 from nerve.errors import NerveError
 
 __all__ = ["SpendSource", "access_routes"]

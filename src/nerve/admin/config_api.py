@@ -19,10 +19,10 @@ import yaml
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from nerve.admin.http import Handler, read_json
 from nerve.admin.keystore import encrypt_key, key_views, masked, set_key_text
 from nerve.admin.masking import find_secrets, mask, redactor, unmask
 from nerve.admin.panel import AdminPanel
-from nerve.admin.routes import Handler, read_json
 from nerve.errors import ConfigError, RequestError
 from nerve.secrets import MASTER_KEY_ENV
 

@@ -1,10 +1,10 @@
 """The admin panel's state: auth, login throttle, the event log, and what it is attached to.
 
-`mount_admin(app)` is the server's one call: it builds the panel, adds its routes to the app
-and gives the gateway the session check for /stats/reset. `open()` (in the lifespan, after the
-gateway opened) reads the admin state from the store, opens the managed API keys (`keys`, the
-Access page), starts the event log, subscribes it to the gateway's call outcomes and mirrors the
-`nerve` loggers into it; `close()` undoes that.
+`mount_admin(app)` (in `routes`) is the server's one call: it builds the panel, adds its
+routes to the app and gives the gateway the session check for /stats/reset. `open()` (in the
+lifespan, after the gateway opened) reads the admin state from the store, opens the managed API
+keys (`keys`, the Access page), starts the event log, subscribes it to the gateway's call
+outcomes and mirrors the `nerve` loggers into it; `close()` undoes that.
 
 Both live where `storage.url` points, so every worker and replica on it shares them: sessions in
 the store (`nerve.admin.store`), events in PostgreSQL's `event_log` table or, with SQLite, in
@@ -36,7 +36,7 @@ from nerve.store.url import SQLiteURL, parse_store_url
 if TYPE_CHECKING:
     from nerve.gateway.app import GatewayState
 
-__all__ = ["AdminPanel", "Host", "mount_admin"]
+__all__ = ["AdminPanel", "Host"]
 
 # The gateway's per-call log lines: they reach the event log as structured outcomes already.
 _OUTCOME_LINES = ("FALLBACK route=", "ERROR route=")
@@ -137,15 +137,3 @@ def event_sink(settings: AdminConfig, storage_url: str) -> EventSink | None:
         return EventTable(where.dsn, schema=where.schema)
     beside = Path(settings.state_dir) if isinstance(where.path, str) else where.path.parent
     return JsonlFile(beside / "events.jsonl")  # ":memory:": the state directory
-
-
-def mount_admin(host: Any, *, clock: Clock = time.monotonic) -> AdminPanel:
-    """Build the panel for a NerveApp, add /admin and /admin/api/* to its FastAPI app, and
-    make the gateway's /stats/reset require an admin session."""
-    from nerve.admin.routes import admin_routes
-
-    panel = AdminPanel(host, clock=clock)
-    if panel.enabled:
-        host.api.router.routes.extend(admin_routes(panel))
-        host.gateway.admin_check = panel.auth.require
-    return panel

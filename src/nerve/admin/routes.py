@@ -20,7 +20,7 @@ an Origin, be same-origin: with the SameSite=Strict cookie that closes CSRF.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,105 +29,20 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from nerve.admin.auth import COOKIE, check_transport
+from nerve.admin.access_api import access_routes
+from nerve.admin.auth import COOKIE
+from nerve.admin.config_api import config_routes
+from nerve.admin.http import PAGE_HEADERS, TransportChecked, guard, read_json
 from nerve.admin.panel import AdminPanel
-from nerve.errors import (
-    AuthError,
-    Forbidden,
-    NerveError,
-    RateLimited,
-    RequestError,
-    UnsupportedMediaType,
-)
+from nerve.errors import AuthError, RateLimited, RequestError
+from nerve.gateway.resilience import Clock
 
-__all__ = ["admin_routes", "read_json"]
+__all__ = ["admin_routes", "mount_admin"]
 
 STATIC = Path(__file__).parent / "static"
-PAGE_HEADERS = {
-    "content-security-policy": "default-src 'self'; img-src 'self' data:; "
-    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
-    "cache-control": "no-store",
-}
-Handler = Callable[[Request], Awaitable[Response]]
-
-
-async def read_json(request: Request) -> dict[str, Any]:
-    try:
-        body = await request.json()
-    except ValueError:
-        raise RequestError("the body must be a JSON object", code="invalid_json") from None
-    if not isinstance(body, dict):
-        raise RequestError("the body must be a JSON object", code="invalid_json")
-    return body
-
-
-def _declares_body(request: Request) -> bool:
-    if "transfer-encoding" in request.headers:
-        return True
-    length = request.headers.get("content-length")
-    try:
-        return length is not None and int(length) != 0
-    except ValueError:
-        return True
-
-
-async def _same_origin(request: Request) -> None:
-    # A body must be JSON (a cross-site form cannot send that without a preflight); no body at
-    # all (an action such as reload) needs no type. The body is read only when no header
-    # announces one (HTTP/2 may omit both), to be sure it is empty; the handler reuses it.
-    if not request.headers.get("content-type", "").startswith("application/json") and (
-        _declares_body(request) or await request.body()
-    ):
-        raise UnsupportedMediaType(
-            "send the body as application/json (or send no body)", code="json_required"
-        )
-    origin = request.headers.get("origin")
-    # A TLS proxy may rewrite Host; the host the browser saw is then in X-Forwarded-Host.
-    hosts = {request.headers.get("host"), request.headers.get("x-forwarded-host")}
-    if origin is not None and origin.partition("://")[2] not in hosts:
-        # Stricter than the boundary: server.cors_origins does not open the admin panel.
-        raise Forbidden(f"cross-origin request from {origin} refused", code="cross_origin")
-
-
-def guard(panel: AdminPanel, handler: Handler, *, session: bool = True) -> Handler:
-    async def endpoint(request: Request) -> Response:
-        try:
-            check_transport(request.scope)
-            if session:
-                await panel.auth.session(request.scope)
-            if request.method not in ("GET", "HEAD"):
-                await _same_origin(request)
-            response = await handler(request)
-        except NerveError as e:
-            response = JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
-        response.headers.setdefault("cache-control", "no-store")
-        return response
-
-    return endpoint
-
-
-class _TransportChecked:
-    """The static files, behind the same HTTPS rule as the rest of /admin."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        try:
-            check_transport(scope)
-        except NerveError as e:
-            response = JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
-            await response(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
 
 
 def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
-    from nerve.admin.access_api import access_routes
-    from nerve.admin.config_api import config_routes
-
     auth, events = panel.auth, panel.events
 
     async def page(request: Request) -> Response:
@@ -210,7 +125,7 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
 
     return [
         Route("/admin", guard(panel, page, session=False), methods=["GET"]),
-        Mount("/admin/static", app=_TransportChecked(StaticFiles(directory=STATIC))),
+        Mount("/admin/static", app=TransportChecked(StaticFiles(directory=STATIC))),
         Route("/admin/api/login", guard(panel, login, session=False), methods=["POST"]),
         Route("/admin/api/logout", guard(panel, logout), methods=["POST"]),
         Route("/admin/api/session", guard(panel, session), methods=["GET"]),
@@ -219,3 +134,13 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
         *(Route(path, guard(panel, h), methods=m) for path, h, m in config_routes(panel)),
         *(Route(path, guard(panel, h), methods=m) for path, h, m in access_routes(panel)),
     ]
+
+
+def mount_admin(host: Any, *, clock: Clock = time.monotonic) -> AdminPanel:
+    """Build the panel for a NerveApp, add /admin and /admin/api/* to its FastAPI app, and
+    make the gateway's /stats/reset require an admin session."""
+    panel = AdminPanel(host, clock=clock)
+    if panel.enabled:
+        host.api.router.routes.extend(admin_routes(panel))
+        host.gateway.admin_check = panel.auth.require
+    return panel

@@ -33,6 +33,7 @@ from nerve.config import Config
 from nerve.memory import Memory, build_context
 from nerve.memory.summaries import Summarizer, model_summarizer
 from nerve.tools import ToolContext, ToolRegistry
+from nerve.tools.builtin.task import open_tasks
 from nerve.tools.result import Services
 
 __all__ = ["Assistant"]
@@ -179,10 +180,6 @@ class Assistant:
 
     async def _open_tasks(self, conv: Conversation) -> str:
         if self.memory is None:
-            return ""
-        try:
-            from nerve.tools.builtin.task import open_tasks
-        except ImportError:  # the task tool is not installed
             return ""
         try:
             return prompt.render_tasks(await open_tasks(self.memory, conv.user_id))

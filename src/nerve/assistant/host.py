@@ -26,9 +26,9 @@ from nerve.assistant.build import assistant_from_app, gateway_ask
 from nerve.assistant.bus import Bus
 from nerve.assistant.jobs.mail import gateway_summarizer
 from nerve.assistant.jobs.runtime import Jobs
-from nerve.assistant.mcp_client import McpClients
 from nerve.config import Config
 from nerve.errors import NerveError
+from nerve.mcp.client import McpClients
 from nerve.tools import builtin_registry
 from nerve.tools.result import Services
 

@@ -34,7 +34,7 @@ from nerve.gateway.stats import Usage, cost_of, price_of
 if TYPE_CHECKING:
     from nerve.config import Price, Target
     from nerve.gateway.resilience import RateLimiter
-    from nerve.gateway.shared import Resilience
+    from nerve.gateway.state import Resilience
 
 __all__ = ["KeyGate", "Ticket", "key_refusal"]
 

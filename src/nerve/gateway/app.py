@@ -38,8 +38,8 @@ from nerve.gateway.probes import Prober
 from nerve.gateway.providers import build_provider
 from nerve.gateway.recall import PathMemory
 from nerve.gateway.resilience import Clock
-from nerve.gateway.shared import LOCAL_HEALTH, build_resilience
 from nerve.gateway.shared_admit import SharedKeyGate
+from nerve.gateway.state import LOCAL_HEALTH, build_resilience
 from nerve.gateway.stats import Stats
 from nerve.gateway.traffic import TrafficPath
 from nerve.memory import Memory

@@ -1,7 +1,7 @@
 """Gateway state shared by replicas through Redis (SPEC GW-19): connection, heartbeat, policy.
 
-Without `redis.url` nothing here runs: `build_resilience` hands out the in-process RateLimiter,
-Breakers and Cooldowns as they are. With it, it hands out their Shared* subclasses
+Without `redis.url` nothing here runs: `build_resilience` (state.py) hands out the in-process
+RateLimiter, Breakers and Cooldowns as they are. With it, it hands out their Shared* subclasses
 (shared_twins.py): each prefers its Redis twin (resilience/redis_*.py) and keeps its own
 in-process state as the fallback. `SharedState` owns what they share:
 
@@ -29,27 +29,23 @@ import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from nerve.errors import ConfigError, SharedStateUnavailable
-from nerve.gateway.resilience import Breakers, Clock, Cooldowns, RateLimiter
+from nerve.gateway.resilience import Clock
 from nerve.gateway.shared_stats import RedisStats
 from nerve.gateway.stats import Stats
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from nerve.config import Config, RateConfig, RedisConfig
-    from nerve.gateway.learning import Learner
+    from nerve.config import RedisConfig
 
 __all__ = [
     "MISS",
-    "Resilience",
     "SharedState",
     "SharedStateUnavailable",
-    "build_resilience",
     "redacted",
     "require_redis",
 ]
@@ -284,64 +280,3 @@ class SharedState:
             "degraded_since": self.degraded_since,
             "last_error": self.last_error,
         }
-
-
-LOCAL_HEALTH = {"backend": "local", "ok": True, "policy": None, "replicas": 1,
-                "degraded_since": None, "last_error": None}  # fmt: skip
-
-
-@dataclass(slots=True)
-class Resilience:
-    """What the gateway's state is made of: in-process, or shared through Redis (`shared`)."""
-
-    limiter: RateLimiter
-    breakers: Breakers
-    cooldowns: Cooldowns
-    shared: SharedState | None
-    clock: Clock
-
-    def limiter_for(self, rate: RateConfig) -> RateLimiter:
-        """A limiter for new limits (a config reload), backed like the first one."""
-        if self.shared is None:
-            return RateLimiter.from_config(rate, clock=self.clock)
-        from nerve.gateway.shared_twins import SharedLimiter
-
-        return SharedLimiter(self.shared, rate, clock=self.clock)
-
-    def learner(self, config: Config) -> Learner:
-        """The learning router: in-process, or a view of the statistics in Redis."""
-        if self.shared is None:
-            from nerve.gateway.learning import Learner
-
-            return Learner(config.learning, config.routes)
-        from nerve.gateway.shared_learner import SharedLearner
-
-        return SharedLearner(self.shared, config.learning, config.routes)
-
-
-def build_resilience(config: Config, stats: Stats, *, clock: Clock) -> Resilience:
-    """In-process classes without `redis.url`; with it, their Redis-backed subclasses.
-
-    `clock` is the gateway's monotonic clock. Redis needs a clock every replica agrees on, so
-    the default `time.monotonic` becomes `time.time` there; a test's ManualClock is used as is.
-    """
-    limits = config.limits
-    if config.redis.url is None:
-        return Resilience(
-            RateLimiter.from_config(limits.rate, clock=clock),
-            Breakers.from_config(limits.breaker, clock=clock),
-            Cooldowns(clock=clock),
-            None,
-            clock,
-        )
-    from nerve.gateway.shared_twins import SharedBreakers, SharedCooldowns, SharedLimiter
-
-    wall = time.time if clock is time.monotonic else clock
-    shared = SharedState(config.redis, clock=wall, stats=stats)
-    return Resilience(
-        SharedLimiter(shared, limits.rate, clock=clock),
-        SharedBreakers(shared, limits.breaker, clock=clock),
-        SharedCooldowns(shared, clock=clock),
-        shared,
-        clock,
-    )

@@ -3,6 +3,8 @@
     build_mcp_server(app) -> NerveMCP     the tools, as thin adapters over a NerveApp
     McpHttp(server, ...)                  /mcp over streamable HTTP in `nerve serve`
     `nerve mcp` (cli/mcp_cmd.py)          the same server over stdio
+    McpClients(servers, cwd=...)          the client side (client.py, connection.py): the
+                                          servers the assistant uses, kept connected
 
 Tools by subsystem: tools_pipeline (process, check_safety, safe_execute), tools_memory
 (store_memory, recall_memory, record_event, store_fact, memory_context), tools_gateway

@@ -2,7 +2,7 @@
 
 By default a write is acknowledged once committed in the store; concurrent writes share one
 transaction (groupcommit.py), so every process sees a write the moment it is acknowledged.
-`memory.wal.enabled` (SQLite only) puts the file WAL in front instead (walstore.py): a write is
+`memory.wal.enabled` (SQLite only) puts the file WAL in front instead (wal/): a write is
 acknowledged once fsync'd there and applied to the store in batches, so other processes see it
 only once applied. Only one process may own a WAL file; a second one on the same data finds it
 locked and uses group commit.
@@ -17,20 +17,17 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from nerve.config import Config
 from nerve.errors import ConfigError
 from nerve.memory.backends import store_from_url
+from nerve.memory.dense import DenseIndex, minilm
 from nerve.memory.groupcommit import GroupCommit
 from nerve.memory.index import SearchIndex
 from nerve.memory.service import Memory
 from nerve.memory.store import MemoryStore
-from nerve.memory.wal import WriteAheadLog
-from nerve.memory.walstore import WalStore
-
-if TYPE_CHECKING:
-    from nerve.memory.dense import DenseIndex
+from nerve.memory.wal import WalStore, WriteAheadLog
 
 __all__ = ["build_memory", "wal_path"]
 
@@ -114,8 +111,6 @@ def build_memory(config: Config, environ: Mapping[str, str] | None = None) -> Me
 
 def _dense() -> DenseIndex:
     """The optional embedding channel; costs ~11 ms of CPU per stored record."""
-    from nerve.memory.dense import DenseIndex, minilm
-
     try:
         return DenseIndex(minilm())
     except ImportError as e:

@@ -27,6 +27,9 @@ __all__ = [
     "Fetched",
     "Row",
     "change_row",
+    "check_change",
+    "check_finite",
+    "check_record",
     "dedupe",
     "fact_key",
     "finite",
@@ -193,3 +196,21 @@ def query_sql(query: Query, mark: Callable[[int], str]) -> tuple[str, list[Any]]
         params.append(query.limit)
         sql += f" LIMIT {mark(len(params))}"
     return sql, params
+
+
+def check_finite(*values: float) -> None:
+    for value in values:
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} cannot be stored: times and importance must be finite")
+
+
+def check_record(record: Record) -> None:
+    """Refuse now what the store would refuse later (the backends' own row check, and JSON's
+    lack of NaN): an acknowledged write the store rejects would block every flush after it."""
+    record_row(record)
+    check_finite(record.importance, record.created_at, record.updated_at, record.accessed_at)
+
+
+def check_change(change: FactChange) -> None:
+    change_row(change)
+    check_finite(change.changed_at)

@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence
 
-from nerve.memory import walops
+from nerve.memory.codec import check_change, check_finite, check_record
 from nerve.memory.model import Entry, FactChange, Record
 from nerve.memory.ops import Op, Writes
 from nerve.memory.store import Deleted, MemoryStore, Query
@@ -133,12 +133,12 @@ def _check(op: Op) -> None:
     its shared transaction before any SQL runs, and then alone (see `_commit`)."""
     a = op.args
     if op.kind == "put_fact":
-        walops.check_record(a[0])
-        walops.check_change(a[1])
+        check_record(a[0])
+        check_change(a[1])
     elif op.kind == "replace_with_summary":
-        walops.check_record(a[1])
+        check_record(a[1])
     elif op.kind == "touch":
-        walops.check_finite(a[1])
+        check_finite(a[1])
 
 
 def _settle(future: asyncio.Future[list[int]], outcome: list[int] | BaseException) -> None:

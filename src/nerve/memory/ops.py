@@ -3,7 +3,7 @@
 Each `MemoryStore` write is an `Op`. A backend runs a list of them with `write(ops)`: in one
 transaction, in order, returning what each returned (the delete counts). That one entry point is
 what lets group commit (groupcommit.py) put the writes of many concurrent callers into one
-transaction, and the WAL (walops.py) log them. `Writes` gives a store the protocol's named write
+transaction, and the WAL (wal/ops.py) log them. `Writes` gives a store the protocol's named write
 methods on top of its `write`.
 """
 
@@ -16,7 +16,14 @@ from typing import Any
 
 from nerve.memory.model import FactChange, Record
 
-__all__ = ["KINDS", "Op", "Writes", "in_order", "known_users", "removed_ids"]
+__all__ = [
+    "KINDS",
+    "Op",
+    "Writes",
+    "in_order",
+    "known_users",
+    "removed_ids",
+]
 
 KINDS = ("put", "delete", "delete_user", "touch", "put_fact", "replace_with_summary")
 

@@ -68,7 +68,7 @@ class Services:
     config: Config = field(default_factory=Config)
     http: aiohttp.ClientSession | None = None
     scheduler: Any = None  # nerve.assistant.jobs Scheduler (reminder tool)
-    mcp: Any = None  # nerve.assistant.mcp_client McpClients (mcp_server tool)
+    mcp: Any = None  # nerve.mcp.client McpClients (mcp_server tool)
     files: FileSandbox = None  # type: ignore[assignment]  # None: built from config below
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
 

@@ -30,15 +30,13 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
+from nerve.assistant.bus import Bus, Inbound, Outbound
 from nerve.assistant.jobs.store import Job, JobStore
-
-if TYPE_CHECKING:
-    from nerve.assistant.bus import Bus
 
 __all__ = ["CanDeliver", "Deliver", "Scheduler", "bus_delivery", "parse_at"]
 
@@ -229,7 +227,6 @@ class Scheduler:
 def bus_delivery(bus: Bus) -> Deliver:
     """notify → an Outbound shown by the job's channel now; execute → an Inbound the agent here
     answers. Pair it with `can_deliver=bus.can_deliver`."""
-    from nerve.assistant.bus import Inbound, Outbound
 
     async def deliver(job: Job, late: str | None) -> bool:
         if job.mode == "execute":

@@ -6,7 +6,7 @@ Only native tool schemas and MCP tool *names* reach the model; `use_tools` puts 
 `add` registers a server for this process (a command line, checked by the safety chokepoint as
 shell, or a URL); it lasts until restart or the next config reload that names it.
 
-The MCP clients arrive as `ctx.services.mcp` (nerve.assistant.mcp_client.McpClients, duck-typed
+The MCP clients arrive as `ctx.services.mcp` (nerve.mcp.client.McpClients, duck-typed
 here: tools never import the assistant).
 """
 

@@ -13,14 +13,12 @@ appended a second time.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 import orjson
 
-from nerve.memory.codec import change_row, record_row
 from nerve.memory.model import FactChange, Record
 from nerve.memory.ops import Op
 from nerve.memory.store import MemoryStore
@@ -31,9 +29,6 @@ __all__ = [
     "Op",
     "Touched",
     "apply",
-    "check_change",
-    "check_finite",
-    "check_record",
     "decode",
     "encode",
     "encode_marker",
@@ -86,24 +81,6 @@ def decode(payload: bytes) -> Op | Touched:
     if kind == "replace_with_summary":
         return Op(kind, (raw["ids"], rec(raw["summary"])))
     raise ValueError(f"unknown WAL operation {kind!r}")
-
-
-def check_finite(*values: float) -> None:
-    for value in values:
-        if not math.isfinite(value):
-            raise ValueError(f"{value!r} cannot be stored: times and importance must be finite")
-
-
-def check_record(record: Record) -> None:
-    """Refuse now what the store would refuse later (the backends' own row check, and JSON's
-    lack of NaN): an acknowledged write the store rejects would block every flush after it."""
-    record_row(record)
-    check_finite(record.importance, record.created_at, record.updated_at, record.accessed_at)
-
-
-def check_change(change: FactChange) -> None:
-    change_row(change)
-    check_finite(change.changed_at)
 
 
 async def outcomes(store: MemoryStore, ops: list[Op]) -> Touched:

@@ -14,9 +14,9 @@ from nerve.config import Config
 from nerve.config_sections import McpServerConfig
 from nerve.mcp import TOOL_NAMES
 from nerve.tools import ToolContext, ToolRegistry
-from tests.assistant_mcp.conftest import Open
 from tests.conftest import RunningServer, make_config
 from tests.fakes.upstream import FakeUpstream
+from tests.mcp_client.conftest import Open
 
 NERVE = str(Path(sys.executable).parent / "nerve")
 
@@ -67,7 +67,7 @@ async def test_nerve_serve_slash_mcp_over_http(
 async def test_the_registry_runs_mcp_tools_through_its_chokepoint(
     tmp_path: Path, upstream: FakeUpstream, serve: Callable[[Config], RunningServer]
 ) -> None:
-    from nerve.assistant.mcp_client import McpClients
+    from nerve.mcp.client import McpClients
 
     server = serve(make_config({"primary": upstream}))
     registry = ToolRegistry()

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from nerve.assistant.mcp_client import McpClients
 from nerve.config_sections import McpServerConfig
+from nerve.mcp.client import McpClients
 
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "crashing_mcp.py"
 Open = Callable[[list[McpServerConfig]], Awaitable[McpClients]]

@@ -1,4 +1,4 @@
-"""The assistant's MCP client (AS-5): configured servers, their tools, calls that survive restarts.
+"""nerve's MCP client (SPEC AS-5): configured servers, their tools, calls that survive restarts.
 
     clients = McpClients(config.assistant.mcp_servers, cwd=...)
     await clients.start()            each enabled server connected by a supervisor of its own
@@ -17,7 +17,7 @@ become `_`, at most 64 characters: what OpenAI and Anthropic accept); `resolve` 
 Only the names go to the model until `mcp_server(action="use_tools")` asks for the schemas.
 
 A server's `is_error` result is a failed ToolResult carrying the server's message. A server
-that died is restarted by its supervisor (mcp_connection.py); a call in the outage fails at once
+that died is restarted by its supervisor (connection.py); a call in the outage fails at once
 saying the server is reconnecting, and calls work again once it is back.
 """
 
@@ -29,17 +29,15 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 import mcp_types
 from mcp import MCPError
 
-from nerve.assistant.mcp_connection import McpConnection, default_backoff, describe
 from nerve.config_sections import McpServerConfig
+from nerve.mcp.connection import McpConnection, default_backoff, describe
+from nerve.tools import Tool, ToolRegistry
 from nerve.tools.result import ToolResult
-
-if TYPE_CHECKING:
-    from nerve.tools import Tool, ToolRegistry
 
 __all__ = ["McpClients", "qualified_name", "to_tool_result"]
 
@@ -208,8 +206,6 @@ class McpClients:
 
     def tools(self, names: Iterable[str]) -> list[Tool]:
         """`Tool.from_schema` wrappers for the qualified names that exist (others skipped)."""
-        from nerve.tools import Tool  # the tools package never imports the assistant
-
         out = []
         for name in names:
             found = self.resolve(name)

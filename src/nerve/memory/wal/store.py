@@ -1,12 +1,12 @@
 """`WalStore`: a `MemoryStore` that makes each write durable in a WAL first (ME-8).
 
-A write returns once its frame is fsync'd (group commit: wal.py). Acknowledged writes reach the
+A write returns once its frame is fsync'd (group commit: log.py). Acknowledged writes reach the
 inner store in batches: when `flush_records` are waiting, every `flush_interval` seconds, and
 before every read, so a read sees every acknowledged write. `delete` and `delete_user` return
 counts, so they also wait for the batch holding them to be applied.
 
 A batch is one sealed segment. Applying it: (1) when it holds an additive op (touch, put_fact),
-append a marker with the touches' outcomes to the segment (walops.py says why); (2) run the ops
+append a marker with the touches' outcomes to the segment (ops.py says why); (2) run the ops
 on the store, in order; (3) delete the segment. A segment with a marker may have been applied in
 part, so it is run again idempotently; one without was never started, so it runs as new. `open`
 replays what it finds the same way before anything else happens.
@@ -22,13 +22,14 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from nerve.memory import walops
+from nerve.memory.codec import check_change, check_finite, check_record
 from nerve.memory.model import Entry, FactChange, Record
 from nerve.memory.ops import Op
 from nerve.memory.store import Deleted, MemoryStore, Query
+from nerve.memory.wal import ops as walops
 
 if TYPE_CHECKING:
-    from nerve.memory.wal import WriteAheadLog
+    from nerve.memory.wal.log import WriteAheadLog
 
 __all__ = ["WalStore"]
 
@@ -140,7 +141,7 @@ class WalStore:
 
     async def put(self, records: Sequence[Record]) -> None:
         for record in records:
-            walops.check_record(record)
+            check_record(record)
         if records:
             await self._log(Op("put", (list(records),)))
 
@@ -151,17 +152,17 @@ class WalStore:
         return await self._log(Op("delete_user", (user_id,)), applied=True)
 
     async def touch(self, ids: Sequence[str], at: float) -> None:
-        walops.check_finite(at)
+        check_finite(at)
         if ids:
             await self._log(Op("touch", (list(ids), float(at))))
 
     async def put_fact(self, record: Record, change: FactChange) -> None:
-        walops.check_record(record)
-        walops.check_change(change)
+        check_record(record)
+        check_change(change)
         await self._log(Op("put_fact", (record, change)))
 
     async def replace_with_summary(self, delete_ids: Sequence[str], summary: Record) -> None:
-        walops.check_record(summary)
+        check_record(summary)
         await self._log(Op("replace_with_summary", (list(delete_ids), summary)))
 
     async def write(self, ops: Sequence[Op]) -> list[int]:

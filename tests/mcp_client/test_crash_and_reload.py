@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nerve.assistant.mcp_client import McpClients, qualified_name
-from tests.assistant_mcp.conftest import Open, crashing
+from nerve.mcp.client import McpClients, qualified_name
+from tests.mcp_client.conftest import Open, crashing
 
 WAIT = 30
 

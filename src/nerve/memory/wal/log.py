@@ -1,6 +1,6 @@
 """The write-ahead log (ME-8): memory writes become durable here before they reach the store.
 
-`WriteAheadLog` owns the segment files (their bytes: walfile.py); `WalStore` (walstore.py) is
+`WriteAheadLog` owns the segment files (their bytes: file.py); `WalStore` (store.py) is
 the `MemoryStore` that puts it in front of any other. The active segment is `path`. `seal`
 renames it to `path.<seq>` and starts the next; a sealed segment waits there until the store has
 applied it, then `drop` deletes it: that is the checkpoint. `open` returns every segment found,
@@ -24,7 +24,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from nerve.memory.walfile import (
+from nerve.memory.wal.file import (
     MAX_FRAME,
     WalError,
     create_file,
@@ -37,9 +37,8 @@ from nerve.memory.walfile import (
     read_header,
     write_all,
 )
-from nerve.memory.walstore import WalStore
 
-__all__ = ["Segment", "WalError", "WalStore", "WriteAheadLog"]
+__all__ = ["Segment", "WalError", "WriteAheadLog"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ from nerve.assistant.build import assistant_from_app
 from nerve.server import NerveApp, build_app
 from nerve.tools import Services, ToolRegistry
 from nerve.tools.builtin.mcp_server import mcp_server
-from tests.assistant_mcp.conftest import Open, crashing
 from tests.conftest import make_config
 from tests.fakes.upstream import FakeUpstream, Reply
+from tests.mcp_client.conftest import Open, crashing
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from nerve.assistant.mcp_client import McpClients
+from nerve.mcp.client import McpClients
 from nerve.tools import Services, ToolContext, ToolRegistry, ToolResult
-from tests.assistant_mcp.conftest import FAKE, Open, crashing
+from tests.mcp_client.conftest import FAKE, Open, crashing
 
 
 def context(clients: McpClients | None) -> ToolContext:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import socket
 
-from nerve.assistant.mcp_client import McpClients
 from nerve.config_sections import McpServerConfig
 from nerve.gateway.resilience import ManualClock
+from nerve.mcp.client import McpClients
 from nerve.server import NerveApp, build_app
 from tests.conftest import RunningServer, make_config
 from tests.fakes.upstream import FakeUpstream

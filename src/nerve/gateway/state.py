@@ -1,0 +1,72 @@
+"""What the gateway's state is made of (SPEC GW-19): `build_resilience` hands out the
+in-process RateLimiter, Breakers and Cooldowns without `redis.url`, and with it their Shared*
+subclasses over one `SharedState` (shared.py), which prefer Redis and fall back to themselves.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from nerve.config import Config, RateConfig
+from nerve.gateway.learning import Learner
+from nerve.gateway.resilience import Breakers, Clock, Cooldowns, RateLimiter
+from nerve.gateway.shared import SharedState
+from nerve.gateway.shared_learner import SharedLearner
+from nerve.gateway.shared_twins import SharedBreakers, SharedCooldowns, SharedLimiter
+from nerve.gateway.stats import Stats
+
+__all__ = ["LOCAL_HEALTH", "Resilience", "build_resilience"]
+
+
+LOCAL_HEALTH = {"backend": "local", "ok": True, "policy": None, "replicas": 1,
+                "degraded_since": None, "last_error": None}  # fmt: skip
+
+
+@dataclass(slots=True)
+class Resilience:
+    """What the gateway's state is made of: in-process, or shared through Redis (`shared`)."""
+
+    limiter: RateLimiter
+    breakers: Breakers
+    cooldowns: Cooldowns
+    shared: SharedState | None
+    clock: Clock
+
+    def limiter_for(self, rate: RateConfig) -> RateLimiter:
+        """A limiter for new limits (a config reload), backed like the first one."""
+        if self.shared is None:
+            return RateLimiter.from_config(rate, clock=self.clock)
+        return SharedLimiter(self.shared, rate, clock=self.clock)
+
+    def learner(self, config: Config) -> Learner:
+        """The learning router: in-process, or a view of the statistics in Redis."""
+        if self.shared is None:
+            return Learner(config.learning, config.routes)
+        return SharedLearner(self.shared, config.learning, config.routes)
+
+
+def build_resilience(config: Config, stats: Stats, *, clock: Clock) -> Resilience:
+    """In-process classes without `redis.url`; with it, their Redis-backed subclasses.
+
+    `clock` is the gateway's monotonic clock. Redis needs a clock every replica agrees on, so
+    the default `time.monotonic` becomes `time.time` there; a test's ManualClock is used as is.
+    """
+    limits = config.limits
+    if config.redis.url is None:
+        return Resilience(
+            RateLimiter.from_config(limits.rate, clock=clock),
+            Breakers.from_config(limits.breaker, clock=clock),
+            Cooldowns(clock=clock),
+            None,
+            clock,
+        )
+    wall = time.time if clock is time.monotonic else clock
+    shared = SharedState(config.redis, clock=wall, stats=stats)
+    return Resilience(
+        SharedLimiter(shared, limits.rate, clock=clock),
+        SharedBreakers(shared, limits.breaker, clock=clock),
+        SharedCooldowns(shared, clock=clock),
+        shared,
+        clock,
+    )
