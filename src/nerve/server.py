@@ -53,6 +53,7 @@ from nerve.openapi_doc import fix_openapi
 from nerve.pipeline import build_pipeline
 from nerve.pipeline.routes import pipeline_router
 from nerve.serving import GuardedHttp, configure
+from nerve.tools import builtin_registry
 from nerve.voice import Voice, voice_router
 
 __all__ = ["NerveApp", "app_from_env", "build_app"]
@@ -85,9 +86,13 @@ class NerveApp:
         self._memory: Memory | None = None
         self.agents = AgentRegistry.from_config(config)  # opened with memory, in the same store
         self.voice = Voice.from_config(config)  # speech engines; models load on first use
+        # The one tool registry: the assistant's tools, the MCP tools it uses, and the
+        # pipeline's intent handlers all run through its `execute`.
+        self.tools = builtin_registry()
         self.pipeline = build_pipeline(
-            config, self._ask, remember=self._remember, delegate=self.agents.delegate
-        )
+            config, self._ask, remember=self._remember, delegate=self.agents.delegate,
+            tools=self.tools,
+        )  # fmt: skip
         # The traffic path judges with the pipeline's engine and remembers in this memory.
         self.gateway.safety = lambda: self.pipeline.safety
         self.gateway.memory = lambda: self._memory
@@ -254,8 +259,9 @@ class NerveApp:
         # No await from here on: requests see the old config or the new one, never a mix.
         old, self.config = self.config, new
         self.pipeline = build_pipeline(  # first: the gateway's endpoints judge with its engine
-            new, self._ask, remember=self._remember, delegate=self.agents.delegate
-        )
+            new, self._ask, remember=self._remember, delegate=self.agents.delegate,
+            tools=self.tools,
+        )  # fmt: skip
         self.gateway.reload(new)
         self.hosts = HostGuard(new.server)
         self.keyring.reconfigure(new.server.api_keys)

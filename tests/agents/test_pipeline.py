@@ -10,8 +10,9 @@ from nerve.agents.store import PostgresAgentStore, SQLiteAgentStore
 from nerve.config import parse_config
 from nerve.errors import ConfigError
 from nerve.intent import IntentClassifier
-from nerve.pipeline import Handlers, Pipeline
+from nerve.pipeline import Pipeline, intent_tool
 from nerve.safety import SafetyEngine
+from nerve.tools import ToolRegistry
 from tests.agents.fake_agent import free_port
 
 
@@ -56,7 +57,7 @@ def test_bad_agents_settings_name_the_key(agents, key):
 
 def pipeline(handlers=None, delegate=None):
     return Pipeline(
-        intents=IntentClassifier(), safety=SafetyEngine(), handlers=handlers, delegate=delegate
+        intents=IntentClassifier(), safety=SafetyEngine(), tools=handlers, delegate=delegate
     )
 
 
@@ -67,8 +68,8 @@ async def test_an_agent_runs_the_intent_and_the_local_handler_does_not(local, ag
         ran.append(request)
         return {"local": True}
 
-    handlers = Handlers()
-    handlers.register("explain", explain)
+    handlers = ToolRegistry()
+    handlers.register(intent_tool("explain", explain))
     registry = await local()
     await registry.register("helper", f"{agent.url}/echo", ["explain"])
     result = await pipeline(handlers, registry.delegate).process("explain how DNS works", "u")
@@ -82,13 +83,13 @@ async def test_a_failing_local_fallback_reports_both_failures(local):
     async def explain(request):
         raise RuntimeError("local broke too")
 
-    handlers = Handlers()
-    handlers.register("explain", explain, retries=0)
+    handlers = ToolRegistry()
+    handlers.register(intent_tool("explain", explain, retries=0))
     registry = await local()
     await registry.register("helper", f"http://127.0.0.1:{free_port()}/", ["explain"])
     result = await pipeline(handlers, registry.delegate).process("explain how DNS works")
     assert result.execution["status"] == "failed" and result.execution["executed_by"] == "local"
-    assert result.execution["error"] == "local broke too"
+    assert result.execution["error"] == "intent_explain failed: RuntimeError: local broke too"
     assert "agent 'helper' failed: unreachable" in result.execution["agent_error"]
 
 
@@ -99,8 +100,8 @@ async def test_a_delegate_that_raises_falls_back_to_the_local_handler():
     async def explain(request):
         return {"local": True}
 
-    handlers = Handlers()
-    handlers.register("explain", explain)
+    handlers = ToolRegistry()
+    handlers.register(intent_tool("explain", explain))
     result = await pipeline(handlers, broken).process("explain how DNS works")
     assert result.execution["result"] == {"local": True}
     assert result.execution["executed_by"] == "local"

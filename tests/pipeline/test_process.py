@@ -10,8 +10,9 @@ import pytest
 from nerve.config import parse_config
 from nerve.gateway.app import GatewayState
 from nerve.intent import IntentClassifier
-from nerve.pipeline import Handlers, Pipeline, build_pipeline
+from nerve.pipeline import Pipeline, build_pipeline, intent_tool
 from nerve.safety import SafetyEngine
+from nerve.tools import ToolRegistry
 from tests.conftest import make_config
 from tests.fakes.upstream import Reply
 
@@ -20,7 +21,7 @@ def pipeline(handlers=None, *, strict=False, memory=None):
     return Pipeline(
         intents=IntentClassifier(),
         safety=SafetyEngine(strict=strict),
-        handlers=handlers,
+        tools=handlers,
         memory=memory,
     )
 
@@ -49,8 +50,8 @@ async def test_a_registered_handler_runs_with_what_was_understood():
         seen.append(request)
         return {"converted": True}
 
-    handlers = Handlers()
-    handlers.register("convert_format", convert)
+    handlers = ToolRegistry()
+    handlers.register(intent_tool("convert_format", convert))
     result = await pipeline(handlers).process("convert data.csv to json", "asha")
     assert result.execution == {
         "status": "ok",
@@ -68,8 +69,8 @@ async def test_a_blocked_request_is_never_executed():
         called.append(request)
         return {}
 
-    handlers = Handlers()
-    handlers.register("delete_data", delete)
+    handlers = ToolRegistry()
+    handlers.register(intent_tool("delete_data", delete))
     result = await pipeline(handlers).process("delete all records from the users table", "u")
     assert result.intent.intent == "delete_data"
     assert not result.safety.allowed and result.safety.blocked_by in ("risk", "rule")
@@ -93,21 +94,21 @@ async def test_a_failing_handler_is_retried_then_reported():
             raise RuntimeError("transient")
         return {"ok": True}
 
-    handlers = Handlers()
-    handlers.register("summarize", flaky, retries=2)
+    handlers = ToolRegistry()
+    handlers.register(intent_tool("summarize", flaky, retries=2))
     result = await pipeline(handlers).process("summarize this article for me", "u")
     assert result.execution["status"] == "ok" and result.execution["attempts"] == 3
 
     async def broken(request):
         raise RuntimeError("disk on fire")
 
-    handlers.register("summarize", broken, retries=1)
+    handlers.register(intent_tool("summarize", broken, retries=1))
     result = await pipeline(handlers).process("summarize this article for me", "u")
     assert result.execution == {
         "status": "failed",
         "executed": False,
         "attempts": 2,
-        "error": "disk on fire",
+        "error": "intent_summarize failed: RuntimeError: disk on fire",
     }
 
 
@@ -117,8 +118,8 @@ async def test_a_handler_that_hangs_times_out():
     async def hang(request):
         await never.wait()
 
-    handlers = Handlers()
-    handlers.register("explain", hang, retries=0, timeout_seconds=0.05)
+    handlers = ToolRegistry()
+    handlers.register(intent_tool("explain", hang, retries=0, timeout_seconds=0.05))
     result = await pipeline(handlers).process("explain how DNS works", "u")
     assert result.execution["status"] == "failed" and "timed out" in result.execution["error"]
 

@@ -161,3 +161,52 @@ def test_plug_ins_load_from_the_entry_point_group(tmp_path: Path, monkeypatch) -
     shout = reg.get("shout")
     assert shout is not None and shout.description == "Shout the text."
     assert reg.get("memo") is not None and reg.get("memo").description.startswith("Save")  # type: ignore[union-attr]
+
+
+async def test_a_tool_with_retries_runs_again_after_a_crash_or_a_timeout(ctx) -> None:
+    runs: list[int] = []
+
+    @tool(description="Fails twice, then works.", retries=2)
+    async def flaky(ctx: ToolContext) -> str:
+        runs.append(1)
+        if len(runs) < 3:
+            raise ConnectionError("transient")
+        return "done"
+
+    @tool(description="Always stuck.", timeout=0.01, retries=1)
+    async def hangs(ctx: ToolContext) -> None:
+        await asyncio.Event().wait()
+
+    reg = ToolRegistry([flaky, hangs])
+    assert await reg.execute("flaky", {}, ctx) == ToolResult(True, "done", attempts=3)
+    timed_out = await reg.execute("hangs", {}, ctx)
+    assert not timed_out.ok and timed_out.attempts == 2 and "timed out" in (timed_out.error or "")
+
+
+async def test_a_polite_failure_is_never_retried(ctx) -> None:
+    runs: list[int] = []
+
+    @tool(description="Says no.", retries=3)
+    async def refuses(ctx: ToolContext) -> None:
+        runs.append(1)
+        raise ToolError("no")
+
+    result = await ToolRegistry([refuses]).execute("refuses", {}, ctx)
+    assert (result.ok, result.error, result.attempts, len(runs)) == (False, "no", 1, 1)
+    with pytest.raises(ValueError, match="retries"):
+        tool(retries=-1)(refuses.fn)  # type: ignore[arg-type]
+
+
+async def test_a_hidden_tool_runs_but_is_offered_to_no_model(ctx) -> None:
+    async def call(args: dict[str, Any], ctx: ToolContext) -> str:
+        return "ran"
+
+    inner = Tool.from_schema("inner", "Only nerve runs it.", {"type": "object"}, call, hidden=True)
+    reg = ToolRegistry([add, inner])
+    assert reg.names() == ["add"] and "inner" in reg
+    assert [s["function"]["name"] for s in reg.schemas()] == ["add"]
+    assert reg.schemas(names=["inner", "add"])[0]["function"]["name"] == "add"
+    assert len(reg.schemas(names=["inner"])) == 0
+    assert await reg.execute("inner", {}, ctx) == ToolResult(True, "ran")
+    unknown = await reg.execute("nope", {}, ctx)
+    assert unknown.error == "unknown tool 'nope'; available tools: add"

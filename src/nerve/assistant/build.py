@@ -1,7 +1,8 @@
 """Wiring the assistant to a running NerveApp: the gateway as its model, memory, the tools.
 
-`assistant_from_app(app)` takes anything shaped like NerveApp (`.gateway.gateway`, `.memory`,
-`.config`, `.pipeline.safety`) after its lifespan started (memory open, gateway open). The model
+`assistant_from_app(app)` takes an `App` (what it uses of NerveApp: the config, the gateway,
+the pipeline's safety engine, memory and the one tool registry) after its lifespan started
+(memory open, gateway open). The model
 is reached through `Gateway.complete` in process: no HTTP to itself, and the gateway's routing,
 fallbacks, breakers and stats apply to every assistant call.
 """
@@ -10,20 +11,38 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 import orjson
 
 from nerve.assistant.agent import Assistant
 from nerve.assistant.loop import ChatFn
+from nerve.config import Config
 from nerve.errors import NerveError, UpstreamError
+from nerve.gateway.app import GatewayState
 from nerve.gateway.core import Gateway
 from nerve.memory import Memory
-from nerve.tools import ToolRegistry, builtin_registry
+from nerve.pipeline import Pipeline
+from nerve.tools import ToolRegistry
 from nerve.tools.result import Services
 
-__all__ = ["assistant_from_app", "gateway_ask"]
+__all__ = ["App", "assistant_from_app", "gateway_ask", "memory_of"]
+
+
+class App(Protocol):
+    """What the assistant uses of a running nerve (`nerve.server.NerveApp` is one)."""
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def gateway(self) -> GatewayState: ...
+    @property
+    def pipeline(self) -> Pipeline: ...
+    @property
+    def memory(self) -> Memory: ...  # raises NerveError when memory.enabled is false
+    @property
+    def tools(self) -> ToolRegistry: ...
 
 
 def gateway_ask(get_gateway: Callable[[], Gateway]) -> ChatFn:
@@ -42,22 +61,21 @@ def gateway_ask(get_gateway: Callable[[], Gateway]) -> ChatFn:
     return ask
 
 
-def _memory_of(app: Any) -> Memory | None:
+def memory_of(app: App) -> Memory | None:
     try:
-        memory = app.memory
+        return app.memory
     except NerveError:  # memory.enabled: false
         return None
-    return memory if isinstance(memory, Memory) else None
 
 
 def assistant_from_app(
-    app: Any,
+    app: App,
     *,
     tools: ToolRegistry | None = None,
     services: Services | None = None,
     http: aiohttp.ClientSession | None = None,
 ) -> Assistant:
-    memory = _memory_of(app)
+    memory = memory_of(app)
     if services is None:
         services = Services(
             memory=memory, safety=app.pipeline.safety, config=app.config, http=http,
@@ -67,6 +85,6 @@ def assistant_from_app(
         app.config,
         ask=gateway_ask(lambda: app.gateway.gateway),
         memory=memory,
-        tools=tools if tools is not None else builtin_registry(),
+        tools=tools if tools is not None else app.tools,
         services=services,
     )

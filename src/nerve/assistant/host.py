@@ -19,17 +19,14 @@ import contextlib
 import os
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
 
 from nerve.assistant.agent import Assistant
-from nerve.assistant.build import assistant_from_app, gateway_ask
+from nerve.assistant.build import App, assistant_from_app, gateway_ask, memory_of
 from nerve.assistant.bus import Bus
 from nerve.assistant.jobs.mail import gateway_summarizer
 from nerve.assistant.jobs.runtime import Jobs
 from nerve.config import Config
-from nerve.errors import NerveError
 from nerve.mcp.client import McpClients
-from nerve.tools import builtin_registry
 from nerve.tools.result import Services
 
 __all__ = ["AssistantHost"]
@@ -37,7 +34,7 @@ __all__ = ["AssistantHost"]
 
 class AssistantHost:
     def __init__(
-        self, app: Any, *, channels: Collection[str], config_dir: Path | None = None
+        self, app: App, *, channels: Collection[str], config_dir: Path | None = None
     ) -> None:
         self.app = app
         self.channels = frozenset(channels)
@@ -60,10 +57,10 @@ class AssistantHost:
         summarize = gateway_summarizer(ask, config.assistant.model)
         self.jobs = Jobs(config, self.bus, summarize=summarize)
         await self.jobs.start()
-        tools = builtin_registry()
+        tools = app.tools  # the one registry; the MCP servers' tools join it
         self.mcp.attach(tools)
         services = Services(
-            memory=_memory(app), safety=app.pipeline.safety, config=config,
+            memory=memory_of(app), safety=app.pipeline.safety, config=config,
             http=app.gateway.session, scheduler=self.jobs.scheduler, mcp=self.mcp,
             environ=os.environ,
         )  # fmt: skip
@@ -86,10 +83,3 @@ class AssistantHost:
         if self.enabled:
             await self.mcp.stop()
         self.agent = None
-
-
-def _memory(app: Any) -> Any:
-    try:
-        return app.memory
-    except NerveError:  # memory.enabled: false
-        return None

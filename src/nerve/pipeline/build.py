@@ -15,9 +15,10 @@ import orjson
 from nerve.config import Config
 from nerve.intent import IntentClassifier
 from nerve.intent.llm import response_format
-from nerve.pipeline.handlers import Handler, Handlers, Understood
+from nerve.pipeline.handlers import Handler, Understood, intent_tool, tool_name
 from nerve.pipeline.process import Delegate, MemoryHook, Pipeline
 from nerve.safety import Kind, SafetyEngine, Verdict
+from nerve.tools import Services, ToolRegistry
 
 __all__ = ["ANSWERED_INTENTS", "Ask", "answer_handler", "build_pipeline"]
 
@@ -82,9 +83,11 @@ def build_pipeline(
     *,
     remember: Remember | None = None,
     delegate: Delegate | None = None,
+    tools: ToolRegistry | None = None,
 ) -> Pipeline:
     """`delegate` (the agent registry's) lets a registered agent run an intent before the
-    local handler."""
+    local handler. `tools` is the server's one registry: the answering handlers are (re)placed
+    there as hidden tools, and removed when `pipeline.answer_model` is unset (a reload)."""
     intent_route = config.intent.llm_route
     llm = None
     if ask is not None and intent_route:
@@ -103,11 +106,16 @@ def build_pipeline(
     if ask is not None and config.safety.llm_judge:
         judge = llm_judge(ask, model=config.safety.llm_judge)
     safety = SafetyEngine(strict=config.safety.strict, judge=judge)
-    handlers = Handlers()
-    if ask is not None and config.pipeline.answer_model:
-        for intent in ANSWERED_INTENTS:
-            handlers.register(intent, answer_handler(ask, model=config.pipeline.answer_model))
+    registry = tools if tools is not None else ToolRegistry()
+    model = config.pipeline.answer_model
+    for intent in ANSWERED_INTENTS:
+        if ask is not None and model:
+            registry.register(intent_tool(intent, answer_handler(ask, model=model)))
+        else:
+            registry.unregister(tool_name(intent))
     memory = memory_hook(remember) if remember is not None and config.memory.enabled else None
+    services = Services(safety=safety, config=config)
     return Pipeline(
-        intents=intents, safety=safety, handlers=handlers, memory=memory, delegate=delegate
-    )
+        intents=intents, safety=safety, tools=registry, services=services, memory=memory,
+        delegate=delegate,
+    )  # fmt: skip

@@ -1,7 +1,10 @@
-"""What `process` runs once a request is understood and allowed: one handler per intent.
+"""What `process` runs once a request is understood and allowed: one hidden tool per intent.
 
-A handler is an async function of the understood request. Later subsystems (memory, tools, the
-assistant) register theirs; `register` replaces an earlier handler for the same intent.
+An intent handler is an async function of the understood request. `intent_tool` makes it a
+`Tool` named `intent_<intent>` for the one registry (`nerve.tools.ToolRegistry`), so the
+pipeline executes it through the same chokepoint as every other tool (timeout, retries,
+failures as data). The tool is hidden: no model is offered it. Registering another handler for
+the same intent replaces the first.
 """
 
 from __future__ import annotations
@@ -12,8 +15,11 @@ from typing import Any
 
 from nerve.intent import Intent
 from nerve.language import LanguageResult
+from nerve.tools import Tool, ToolContext, ToolError
 
-__all__ = ["Handler", "Handlers", "Understood"]
+__all__ = ["UNDERSTOOD", "Handler", "Understood", "intent_tool", "tool_name"]
+
+UNDERSTOOD = "understood"  # where the request rides in ToolContext.state
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,28 +33,34 @@ class Understood:
 
 
 Handler = Callable[[Understood], Awaitable[dict[str, Any]]]
+_PARAMETERS = {
+    "type": "object",
+    "properties": {"text": {"type": "string"}},
+    "required": ["text"],
+}
 
 
-@dataclass(frozen=True, slots=True)
-class Registered:
-    handler: Handler
-    retries: int
-    timeout_seconds: float
+def tool_name(intent: str) -> str:
+    return f"intent_{intent}"
 
 
-class Handlers:
-    def __init__(self) -> None:
-        self._by_intent: dict[str, Registered] = {}
+def intent_tool(
+    intent: str, handler: Handler, *, retries: int = 2, timeout_seconds: float = 60.0
+) -> Tool:
+    """`handler` as the hidden tool the pipeline runs for `intent`."""
 
-    def register(
-        self, intent: str, handler: Handler, *, retries: int = 2, timeout_seconds: float = 60.0
-    ) -> None:
-        if retries < 0 or timeout_seconds <= 0:
-            raise ValueError("retries must be >= 0 and timeout_seconds > 0")
-        self._by_intent[intent] = Registered(handler, retries, timeout_seconds)
+    async def call(args: dict[str, Any], ctx: ToolContext) -> Any:
+        understood = ctx.state.get(UNDERSTOOD)
+        if not isinstance(understood, Understood) or understood.text != args["text"]:
+            raise ToolError(f"{tool_name(intent)} runs only from the pipeline")
+        return await handler(understood)
 
-    def get(self, intent: str) -> Registered | None:
-        return self._by_intent.get(intent)
-
-    def intents(self) -> list[str]:
-        return sorted(self._by_intent)
+    return Tool.from_schema(
+        tool_name(intent),
+        f"Handle the intent {intent} (run by the pipeline, offered to no model).",
+        _PARAMETERS,
+        call,
+        timeout=timeout_seconds,
+        retries=retries,
+        hidden=True,
+    )

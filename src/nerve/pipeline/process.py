@@ -3,12 +3,12 @@
 `Pipeline.process` is the one function behind `POST /api/process`, `nerve process` and (later)
 the MCP `process` tool. It never executes a request the safety engine did not allow, never
 raises for bad text (it answers `unknown`), and a failing handler or memory hook becomes data in
-the result, not an exception.
+the result, not an exception. A handler runs as a hidden tool of the one `ToolRegistry`
+(handlers.py), through its `execute`: the chokepoint every tool passes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -17,8 +17,9 @@ from typing import Any
 from nerve.errors import RequestError
 from nerve.intent import Intent, IntentClassifier
 from nerve.language import LanguageResult, detect
-from nerve.pipeline.handlers import Handlers, Understood
+from nerve.pipeline.handlers import UNDERSTOOD, Handler, Understood, intent_tool, tool_name
 from nerve.safety import INTENT_RISK, SafetyEngine, Verdict
+from nerve.tools import Services, ToolContext, ToolRegistry
 
 __all__ = ["MAX_TEXT_CHARS", "Delegate", "MemoryHook", "Pipeline", "ProcessResult"]
 
@@ -52,15 +53,25 @@ class Pipeline:
         *,
         intents: IntentClassifier,
         safety: SafetyEngine,
-        handlers: Handlers | None = None,
+        tools: ToolRegistry | None = None,
+        services: Services | None = None,
         memory: MemoryHook | None = None,
         delegate: Delegate | None = None,
     ) -> None:
         self.intents = intents
         self.safety = safety
-        self.handlers = handlers or Handlers()
+        self.tools = tools if tools is not None else ToolRegistry()
+        self.services = services or Services(safety=safety)
         self.memory = memory
         self.delegate = delegate
+
+    def handle(
+        self, intent: str, handler: Handler, *, retries: int = 2, timeout_seconds: float = 60.0
+    ) -> None:
+        """Run `handler` for `intent` (it replaces an earlier one): a hidden tool in `tools`."""
+        self.tools.register(
+            intent_tool(intent, handler, retries=retries, timeout_seconds=timeout_seconds)
+        )
 
     async def process(
         self, text: str, user_id: str = "anonymous", *, execute: bool = True
@@ -121,30 +132,18 @@ class Pipeline:
             return {"success": False, "agent": None, "error": f"delegation failed: {e}"}
 
     async def _run_local(self, request: Understood) -> dict[str, Any]:
-        registered = self.handlers.get(request.intent.intent)
-        if registered is None:
+        name = tool_name(request.intent.intent)
+        if name not in self.tools:
             return {
                 "status": "no_handler",
                 "executed": False,
                 "message": f"no handler is registered for intent '{request.intent.intent}'",
             }
-        error = ""
-        for attempt in range(1, registered.retries + 2):
-            try:
-                async with asyncio.timeout(registered.timeout_seconds):
-                    result = await registered.handler(request)
-            except TimeoutError:
-                error = f"timed out after {registered.timeout_seconds:g}s"
-            except Exception as e:
-                error = str(e) or type(e).__name__
-            else:
-                return {"status": "ok", "executed": True, "attempts": attempt, "result": result}
-            log.warning(
-                "handler for %s failed (attempt %d): %s", request.intent.intent, attempt, error
-            )
-        return {
-            "status": "failed",
-            "executed": False,
-            "attempts": registered.retries + 1,
-            "error": error,
-        }
+        ctx = ToolContext(request.user_id, channel="process", services=self.services)
+        ctx.state[UNDERSTOOD] = request
+        done = await self.tools.execute(name, {"text": request.text}, ctx)
+        if done.ok:
+            return {"status": "ok", "executed": True, "attempts": done.attempts,
+                    "result": done.content}  # fmt: skip
+        return {"status": "failed", "executed": False, "attempts": done.attempts,
+                "error": done.error}  # fmt: skip

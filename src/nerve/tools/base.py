@@ -6,6 +6,9 @@
 The schema is derived from the parameters after `ctx` (see `schema`); `safety` names what the
 chokepoint checks before the tool runs: (kind, argument) with kind shell, sql, text or action,
 the argument None meaning the tool's own name (for action). One schema renders both formats.
+`retries` runs a tool again after it raised or timed out (never after a ToolError, bad
+arguments or a block). A `hidden` tool is run only by nerve itself (the pipeline's intent
+handlers): it is never offered to a model.
 """
 
 from __future__ import annotations
@@ -46,17 +49,23 @@ class Tool:
         *,
         safety: Safety | None = None,
         timeout: float | None = None,
+        retries: int = 0,
+        hidden: bool = False,
         model: type[BaseModel] | None = None,
     ) -> None:
         if not name or not name.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"tool name {name!r}: letters, digits, _ and - only")
         if safety is not None and safety[0] not in SAFETY_KINDS:
             raise ValueError(f"tool {name}: safety kind must be one of {SAFETY_KINDS}")
+        if retries < 0 or (timeout is not None and timeout <= 0):
+            raise ValueError(f"tool {name}: retries must be >= 0 and the timeout > 0")
         self.name = name
         self.description = description
         self.parameters = dict(parameters)
         self.safety = safety
         self.timeout = timeout
+        self.retries = retries
+        self.hidden = hidden
         self._call = call
         self._model = model
         self._validator = None if model else jsonschema.Draft202012Validator(self.parameters)
@@ -71,9 +80,12 @@ class Tool:
         safety: Safety | None = None,
         *,
         timeout: float | None = None,
+        retries: int = 0,
+        hidden: bool = False,
     ) -> Tool:
         """A tool known only by its JSON schema (an MCP server's): validated with jsonschema."""
-        return cls(name, description, parameters, call, safety=safety, timeout=timeout)
+        return cls(name, description, parameters, call, safety=safety, timeout=timeout,
+                   retries=retries, hidden=hidden)  # fmt: skip
 
     @classmethod
     def from_function(
@@ -84,6 +96,7 @@ class Tool:
         description: str | None = None,
         safety: Safety | None = None,
         timeout: float | None = None,
+        retries: int = 0,
     ) -> Tool:
         if not inspect.iscoroutinefunction(fn):
             raise TypeError(f"tool {fn.__name__}: must be an async function")
@@ -98,7 +111,7 @@ class Tool:
 
         text = description or doc_summary(fn)
         made = cls(tool_name, text, json_schema(model, fn), call, safety=safety, timeout=timeout,
-                   model=model)  # fmt: skip
+                   retries=retries, model=model)  # fmt: skip
         made.__doc__ = fn.__doc__
         made.fn = fn
         return made
@@ -159,6 +172,7 @@ def tool(
     description: str | None = None,
     safety: Safety | None = None,
     timeout: float | None = None,
+    retries: int = 0,
 ) -> Callable[[Callable[..., Awaitable[Any]]], Tool]: ...
 
 
@@ -170,12 +184,13 @@ def tool(
     description: str | None = None,
     safety: Safety | None = None,
     timeout: float | None = None,
+    retries: int = 0,
 ) -> Tool | Callable[[Callable[..., Awaitable[Any]]], Tool]:
-    """`@tool` or `@tool(name=..., description=..., safety=..., timeout=...)` → a `Tool`."""
+    """`@tool` or `@tool(name=..., description=..., safety=..., timeout=..., retries=...)`."""
 
     def wrap(f: Callable[..., Awaitable[Any]]) -> Tool:
         return Tool.from_function(
-            f, name=name, description=description, safety=safety, timeout=timeout
+            f, name=name, description=description, safety=safety, timeout=timeout, retries=retries
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -1,7 +1,12 @@
 """`ToolRegistry`: where tools are found, rendered for the model, and THE chokepoint they pass.
 
     execute(name, arguments, ctx): unknown tool → JSON decode → schema validation (errors name the
-    field) → safety check (SF-1..4, for tools that declare one) → run under a timeout → ToolResult.
+    field) → safety check (SF-1..4, for tools that declare one) → run under a timeout, again
+    after a crash or a timeout for tools with `retries` → ToolResult (with its `attempts`).
+
+Everything nerve runs on behalf of a user passes here: the assistant's tool calls, MCP tools it
+uses, and the pipeline's intent handlers (`/api/process`, `nerve process`, MCP `process` and
+`safe_execute`), registered as hidden tools that no model is offered.
 
 `execute` never raises (cancellation aside): every failure becomes a `ToolResult` the model reads.
 Tools come from `register`, `discover(package)` (each module's top-level `Tool`s) and the
@@ -16,6 +21,7 @@ import json
 import logging
 import pkgutil
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import replace
 from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any, Literal, cast
@@ -88,7 +94,8 @@ class ToolRegistry:
         return self._tools.get(name)
 
     def names(self) -> list[str]:
-        return list(self._tools)
+        """The tools a model may be offered (hidden ones are not)."""
+        return [n for n, t in self._tools.items() if not t.hidden]
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -100,8 +107,9 @@ class ToolRegistry:
         self, fmt: Literal["openai", "anthropic"] = "openai", names: Iterable[str] | None = None
     ) -> list[dict[str, Any]]:
         """The tools' schemas in the provider's format; `names` picks (unknown ones skipped)."""
-        chosen = self._tools.values() if names is None else [
+        chosen = [t for t in self._tools.values() if not t.hidden] if names is None else [
             self._tools[n] for n in dict.fromkeys(names) if n in self._tools
+            and not self._tools[n].hidden
         ]  # fmt: skip
         if fmt == "openai":
             return [t.openai() for t in chosen]
@@ -116,7 +124,7 @@ class ToolRegistry:
     ) -> ToolResult:
         tool = self._tools.get(name)
         if tool is None:
-            known = ", ".join(sorted(self._tools)) or "none"
+            known = ", ".join(sorted(self.names())) or "none"
             return ToolResult.failure(f"unknown tool {name!r}; available tools: {known}")
         try:
             args = tool.validate(_decode(arguments))
@@ -126,16 +134,29 @@ class ToolRegistry:
             blocked = await self._check(tool, args, ctx)
             if blocked is not None:
                 return blocked
+        for attempt in range(1, tool.retries + 2):
+            result = await self._run(tool, args, ctx)
+            if result.attempts == 0:  # a crash or a timeout: worth another attempt
+                continue
+            return replace(result, attempts=attempt) if attempt > 1 else result
+        return replace(result, attempts=tool.retries + 1)
+
+    async def _run(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """One run; `attempts=0` marks a failure another attempt may mend (a crash, a timeout)."""
+        limit = tool.timeout or self.timeout
         try:
-            async with asyncio.timeout(tool.timeout or self.timeout):
+            async with asyncio.timeout(limit):
                 value = await tool.run(args, ctx)
         except TimeoutError:
-            return ToolResult.failure(f"{name} timed out after {tool.timeout or self.timeout:g} s")
+            return replace(
+                ToolResult.failure(f"{tool.name} timed out after {limit:g} s"), attempts=0
+            )
         except (ToolError, ArgumentError) as exc:
             return ToolResult.failure(str(exc))
         except Exception as exc:
-            log.warning("tool %s failed", name, exc_info=True)
-            return ToolResult.failure(f"{name} failed: {type(exc).__name__}: {exc}")
+            log.warning("tool %s failed", tool.name, exc_info=True)
+            failed = ToolResult.failure(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+            return replace(failed, attempts=0)
         return value if isinstance(value, ToolResult) else ToolResult.success(value)
 
     async def _check(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolResult | None:

@@ -37,6 +37,7 @@ class ToolResult:
     error: str | None = None
     blocked: bool = False
     files: tuple[str, ...] = ()  # files the channel should send with the reply (send_file)
+    attempts: int = 1  # runs it took (a tool with `retries` may run more than once)
 
     @classmethod
     def success(cls, content: Any = None, *, files: tuple[str, ...] = ()) -> ToolResult:
