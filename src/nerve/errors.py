@@ -15,7 +15,8 @@
     ├── UpstreamError               502     upstream_error      one provider call failed
     │   ├── UpstreamStatus                                      upstream answered 4xx/5xx
     │   ├── UpstreamTimeout         504                         no answer within timeout_seconds
-    │   └── UpstreamConnection
+    │   ├── UpstreamConnection
+    │   └── AgentCallFailed                     agent_call_failed   a registered agent's call
     ├── AllCandidatesFailed         502     upstream_error      every candidate was tried or skipped
     │                               504                         ... and every call made timed out
     ├── SharedStateUnavailable      503     server_error        Redis down, redis.on_error: closed
@@ -32,6 +33,7 @@ import math
 from typing import Any
 
 __all__ = [
+    "AgentCallFailed",
     "AllCandidatesFailed",
     "AuthError",
     "BudgetExceeded",
@@ -195,6 +197,15 @@ class UpstreamTimeout(UpstreamError):
 class UpstreamConnection(UpstreamError):
     def __init__(self, message: str) -> None:
         super().__init__(message, code="upstream_unreachable")
+
+
+class AgentCallFailed(UpstreamError):
+    """A call to a registered agent gave no JSON answer; `retryable` when another attempt of
+    an idempotent task may succeed. The registry reports it as a route result, not a raise."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message, code="agent_call_failed")
+        self.retryable = retryable
 
 
 class AllCandidatesFailed(NerveError):

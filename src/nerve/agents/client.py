@@ -19,18 +19,11 @@ import orjson
 
 from nerve import __version__
 from nerve.agents.guard import Guard, GuardedResolver, Refused
+from nerve.errors import AgentCallFailed
 
-__all__ = ["AgentClient", "CallFailed"]
+__all__ = ["AgentClient"]
 
 MAX_REDIRECTS = 3
-
-
-class CallFailed(Exception):
-    """The call did not produce a JSON answer; `retryable` when another attempt may succeed."""
-
-    def __init__(self, message: str, *, retryable: bool) -> None:
-        super().__init__(message)
-        self.retryable = retryable
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -72,7 +65,7 @@ class AgentClient:
             await session.close()
 
     async def call(self, endpoint: str, body: bytes, *, idempotent: bool) -> Any:
-        """POST `body` (JSON) to `endpoint`: the agent's JSON answer, or CallFailed with a
+        """POST `body` (JSON) to `endpoint`: the agent's JSON answer, or AgentCallFailed with a
         clear message."""
         attempts = 1 + (self.retries if idempotent else 0)
         for attempt in range(attempts):
@@ -80,10 +73,12 @@ class AgentClient:
                 await self._sleep(self.backoff_seconds * 2 ** (attempt - 1))
             try:
                 return await self._once(endpoint, body)
-            except CallFailed as e:
+            except AgentCallFailed as e:
                 if not e.retryable or attempt == attempts - 1:
                     if attempts > 1 and e.retryable:
-                        raise CallFailed(f"{e} (after {attempts} attempts)", retryable=True) from e
+                        raise AgentCallFailed(
+                            f"{e} (after {attempts} attempts)", retryable=True
+                        ) from e
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -106,20 +101,22 @@ class AgentClient:
                             url = self._redirect(url, location)
                             continue
                         return await self._answer(response)
-                raise CallFailed(f"more than {MAX_REDIRECTS} redirects", retryable=False)
+                raise AgentCallFailed(f"more than {MAX_REDIRECTS} redirects", retryable=False)
         except TimeoutError:
-            raise CallFailed(f"timed out after {self.timeout_seconds:g}s", retryable=True) from None
+            raise AgentCallFailed(
+                f"timed out after {self.timeout_seconds:g}s", retryable=True
+            ) from None
         except Refused as e:
-            raise CallFailed(f"endpoint refused: {e}", retryable=False) from None
+            raise AgentCallFailed(f"endpoint refused: {e}", retryable=False) from None
         except aiohttp.ClientError as e:
-            raise CallFailed(f"unreachable: {e or type(e).__name__}", retryable=True) from None
+            raise AgentCallFailed(f"unreachable: {e or type(e).__name__}", retryable=True) from None
 
     @staticmethod
     def _redirect(url: str, location: str) -> str:
         target = urljoin(url, location)
         if _origin(target) != _origin(url):
             where = urlsplit(target).hostname or target[:100]
-            raise CallFailed(
+            raise AgentCallFailed(
                 f"redirected to another host ({where}); redirects are followed only on the "
                 "same scheme, host and port",
                 retryable=False,
@@ -129,12 +126,12 @@ class AgentClient:
     async def _answer(self, response: aiohttp.ClientResponse) -> Any:
         if not 200 <= response.status < 300:
             snippet = (await response.content.read(200)).decode("utf-8", "replace").strip()
-            raise CallFailed(
+            raise AgentCallFailed(
                 f"answered HTTP {response.status}" + (f": {snippet}" if snippet else ""),
                 retryable=response.status >= 500 or response.status == 429,
             )
         limit = self.max_response_bytes
-        too_big = CallFailed(
+        too_big = AgentCallFailed(
             f"answered more than {limit} bytes (agents.max_response_bytes)", retryable=False
         )
         if (response.content_length or 0) > limit:
@@ -148,7 +145,7 @@ class AgentClient:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             kind = response.headers.get("content-type", "no content-type")
-            raise CallFailed(
+            raise AgentCallFailed(
                 f"answered HTTP {response.status} with a body that is not JSON ({kind})",
                 retryable=False,
             ) from None

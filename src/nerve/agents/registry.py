@@ -18,12 +18,12 @@ from typing import Any
 
 import orjson
 
-from nerve.agents.client import AgentClient, CallFailed
+from nerve.agents.client import AgentClient
 from nerve.agents.guard import Guard, Refused
 from nerve.agents.model import Agent, check_capabilities, check_endpoint, check_name, check_task
 from nerve.agents.store import AgentStore, agent_store_from_url
 from nerve.config import Config
-from nerve.errors import ConfigError, RequestError
+from nerve.errors import AgentCallFailed, ConfigError, RequestError
 
 __all__ = ["AgentRegistry"]
 
@@ -140,7 +140,7 @@ class AgentRegistry:
         started = time.perf_counter()
         try:
             result = await self.client.call(agent.endpoint, body, idempotent=idempotent)
-        except CallFailed as e:
+        except AgentCallFailed as e:
             log.warning("agent %s failed task %s: %s", target_agent, task, e)
             return _failed(target_agent, f"agent {target_agent!r} failed: {e}")
         latency = (time.perf_counter() - started) * 1000
