@@ -121,8 +121,9 @@ class ConfigWatcher:
 
     async def run(self) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._poke.wait(), self.interval)
+            with contextlib.suppress(TimeoutError):  # not wait_for: it can drop a cancel (3.11)
+                async with asyncio.timeout(self.interval):
+                    await self._poke.wait()
             self._poke.clear()
             try:
                 await self.check()

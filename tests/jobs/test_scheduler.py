@@ -300,3 +300,31 @@ class _LogEvent(logging.Handler):
 
     async def wait(self) -> None:
         await self.seen.wait()
+
+
+async def test_a_stop_that_arrives_with_a_wake_still_stops_the_loop(tmp_path) -> None:
+    waiting = asyncio.Event()
+
+    class Signalling(SQLiteJobStore):
+        async def next_after(self, now: float) -> float | None:
+            found = await super().next_after(now)
+            waiting.set()  # the loop's next step is its wait
+            return found
+
+    async def deliver(job: Job, late: str | None) -> bool:
+        return True
+
+    s = Scheduler(Signalling(tmp_path / "j.db"), deliver, poll_seconds=3600)
+    await s.open()
+    task = asyncio.create_task(s.run())
+    try:
+        await waiting.wait()
+        await asyncio.sleep(0)  # let it enter the wait
+        s.wake()  # a job added just as the server stops
+        task.cancel()
+        async with asyncio.timeout(10):  # a lost cancel would wait for the next poll, an hour
+            await asyncio.gather(task, return_exceptions=True)
+        assert task.cancelled()
+    finally:
+        task.cancel()
+        await s.close()

@@ -124,7 +124,8 @@ class SafetyEngine:
         self, judge: Judge, kind: Kind, content: str, risk: RiskLevel, reasons: list[str]
     ) -> Verdict:
         try:
-            answer: Any = await asyncio.wait_for(judge(kind, content), self.judge_timeout)
+            async with asyncio.timeout(self.judge_timeout):  # not wait_for: it can drop a cancel
+                answer: Any = await judge(kind, content)
             safe, why = answer
             if not isinstance(safe, bool):
                 raise TypeError("the judge must answer (bool, str)")

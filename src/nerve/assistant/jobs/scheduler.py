@@ -220,8 +220,11 @@ class Scheduler:
                     wait = max(0.0, min(wait, soonest - self.clock()))
             except Exception:
                 log.exception("scheduler tick failed; retrying in %.0f s", self.poll)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancel that arrives as
+            # the wake does, and `stop` then waits for this loop forever.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=wait)
+                async with asyncio.timeout(wait):
+                    await self._wake.wait()
 
 
 def bus_delivery(bus: Bus) -> Deliver:
