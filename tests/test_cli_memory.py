@@ -29,6 +29,11 @@ def test_store_recall_and_forget_from_the_shell():
     record_id = json.loads(stored.output)["id"]
     recalled = run("recall", "--user", "asha", "--query", "dosa")
     assert json.loads(recalled.output)["records"][0]["id"] == record_id
+    assert json.loads(run("recall", "--user", "asha", "--kind", "event").output)["records"] == []
+    by_kind = json.loads(run("recall", "--user", "asha", "--kind", "memory").output)["records"]
+    assert [r["id"] for r in by_kind] == [record_id]
+    bad_kind = run("recall", "--user", "asha", "--kind", "note")
+    assert bad_kind.exit_code == 2 and "'memory', 'event', 'fact'" in bad_kind.output
     forgotten = run("forget", "--id", record_id)
     assert json.loads(forgotten.output) == {"deleted": 1}
 

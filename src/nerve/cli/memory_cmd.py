@@ -17,6 +17,7 @@ import orjson
 from nerve.cli.base import cli, fail, load
 from nerve.cli.memory_transfer import export_command, import_command
 from nerve.errors import NerveError
+from nerve.memory.model import KINDS, TIERS
 
 __all__ = ["memory_group"]
 
@@ -64,8 +65,7 @@ memory_group.add_command(import_command)
 
 @memory_group.command("store")
 @user_option
-@click.option("--tier", type=click.Choice(["short_term", "episodic", "semantic"]),
-              default="episodic", show_default=True)  # fmt: skip
+@click.option("--tier", type=click.Choice(TIERS), default="episodic", show_default=True)
 @click.option("--intent", required=True, help="What kind of memory, e.g. preference.")
 @click.option("--data", required=True, help='A JSON object, e.g. \'{"text": "likes tea"}\'.')
 @click.option(
@@ -86,15 +86,19 @@ def store(user_id: str, tier: str, intent: str, data: str, importance: float,
 @user_option
 @click.option("--query", help="Free text to search for.")
 @click.option("--intent")
-@click.option("--tier", type=click.Choice(["short_term", "episodic", "semantic"]))
+@click.option("--tier", type=click.Choice(TIERS))
+@click.option("--kind", type=click.Choice(KINDS), help="Only memories, events, facts, ...")
+@click.option("--session", "session_id", help="Only this session's.")
 @click.option("--limit", type=click.IntRange(1, 10_000), default=10, show_default=True)
 @config_option
-def recall(user_id: str, query: str | None, intent: str | None, tier: str | None, limit: int,
+def recall(user_id: str, query: str | None, intent: str | None, tier: str | None,
+           kind: str | None, session_id: str | None, limit: int,
            config_path: str | None) -> None:  # fmt: skip
     """Recall memories, best first (relevance × decayed importance)."""
 
     async def action(memory: Any) -> Any:
-        found = await memory.recall(user_id, query=query, intent=intent, tier=tier, limit=limit)
+        found = await memory.recall(user_id, query=query, intent=intent, tier=tier, kind=kind,
+                                    session_id=session_id, limit=limit)  # fmt: skip
         return {"records": [x.to_dict() for x in found]}
 
     _run(config_path, action)

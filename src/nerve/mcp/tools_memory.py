@@ -3,7 +3,7 @@ store_fact, memory_context.
 
 Thin adapters over `Memory` and `build_context`, the calls `/api/memory/*` make; `Memory` itself
 enforces the rules (importance threshold, sizes, event payloads), so every surface agrees; the
-argument types are the REST bodies' (memory/fields.py), so the schemas state the same rules.
+argument types are the REST bodies' (memory/inputs.py), so the schemas state the same rules.
 Over /mcp a key limited to some users may only name those (`caller(ctx).check_user`).
 """
 
@@ -18,7 +18,6 @@ from nerve.mcp.host import caller
 from nerve.memory.context import build_context
 from nerve.memory.events import EventType
 from nerve.memory.fields import (
-    TEXT,
     Data,
     FactPart,
     FactValue,
@@ -29,6 +28,7 @@ from nerve.memory.fields import (
     Text,
     UserId,
 )
+from nerve.memory.inputs import EventSession, Importance, Limit, MaxContexts
 from nerve.memory.model import Kind, Tier
 
 if TYPE_CHECKING:
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from nerve.mcp.host import Host
 
 __all__ = ["ContextOut", "RecallOut", "StoredOut", "register"]
-
-Importance = Annotated[float, Field(ge=0, le=1, description="0..1; below the threshold: not kept")]
 
 
 class StoredOut(BaseModel):
@@ -112,7 +110,7 @@ def register(server: MCPServer[Any], app: Host) -> None:
         intent: Text | None = None,
         tier: Tier | None = None,
         query: Query | None = None,
-        limit: Annotated[int, Field(ge=1, le=10_000)] = 10,
+        limit: Limit = 10,
         kind: Kind | None = None,
         session_id: SessionId | None = None,
     ) -> RecallOut:
@@ -129,10 +127,10 @@ def register(server: MCPServer[Any], app: Host) -> None:
     async def record_event(
         ctx: Context[Any, Any],
         user_id: UserId,
-        session_id: Annotated[str, Field(min_length=1, max_length=200), TEXT],
+        session_id: EventSession,
         type: EventType,
         payload: Annotated[Data, Field(description="e.g. {path} for eye_read")],
-        importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+        importance: Importance | None = None,
     ) -> StoredOut:
         """Record what you just did (a perception event): eye_read {path}, eye_search {query},
         body_tool {tool}, body_bash {command}, tongue_write/tongue_edit {path}, nose_error/
@@ -165,7 +163,7 @@ def register(server: MCPServer[Any], app: Host) -> None:
         user_id: UserId,
         session_id: SessionId | None = None,
         query: Query | None = None,
-        max_contexts: Annotated[int | None, Field(ge=1, le=50)] = None,
+        max_contexts: MaxContexts | None = None,
     ) -> ContextOut:
         """What to know at the start of a session: the active task, recent sessions, important
         facts and what relates to the query, with a `prompt_block` ready for a system prompt."""

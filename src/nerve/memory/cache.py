@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from nerve.memory.codec import TOMBSTONE_SECONDS
 from nerve.memory.index import SearchIndex
 from nerve.memory.model import Entry
-from nerve.memory.store import MemoryStore
+from nerve.memory.store import ChangeFeed
 
 __all__ = ["SearchCache"]
 
@@ -42,7 +42,7 @@ class _Held:
 class SearchCache:
     def __init__(
         self,
-        store: MemoryStore,
+        store: ChangeFeed,
         index: SearchIndex | None = None,
         *,
         max_records: int = 500_000,

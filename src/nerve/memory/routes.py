@@ -1,8 +1,8 @@
 """REST routes of memory (SPEC PR-2, ME-2..ME-6): thin adapters over `Memory`.
 
-Bodies are validated twice on purpose: pydantic here for the shape and the text rules of
-fields.py (a 400 naming the field, and OpenAPI at /docs saying what is accepted; the types are
-the MCP tools' too), then `Memory` for the rest (threshold, sizes, a NUL), so the CLI that calls
+Bodies are validated twice on purpose: pydantic for the shape and the text rules (inputs.py: a
+400 naming the field, and OpenAPI at /docs saying what is accepted; the types are the MCP
+tools' too), then `Memory` for the rest (threshold, sizes, a NUL), so the CLI that calls
 `Memory` directly gets the same answers.
 
 Whose data: every route acts for one user, and a key limited to some users (server.api_keys
@@ -13,35 +13,23 @@ not exist (it learns neither the record nor whose it is). No route lists across 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
-from pydantic_core import PydanticCustomError
 
 from nerve.access import principal_of
 from nerve.errors import NotFound
 from nerve.memory.context import build_context
-from nerve.memory.events import EventType, payload_rules
-from nerve.memory.fields import (
-    MAX_USER_ID,
-    NAME,
-    TEXT,
-    WHOLE,
-    Data,
-    FactPart,
-    FactValue,
-    Intent,
-    Language,
-    Query,
-    SessionId,
-    Text,
-    UserId,
+from nerve.memory.fields import MAX_USER_ID, NAME
+from nerve.memory.inputs import (
+    ContextBody,
+    EventBody,
+    FactBody,
+    RecallBody,
+    StoreBody,
+    epoch,
 )
-from nerve.memory.model import Tier
 from nerve.memory.service import Memory
 from nerve.openapi_doc import errors
 
@@ -49,75 +37,6 @@ __all__ = ["memory_router"]
 
 UserIdPath = Annotated[str, Path(min_length=1, max_length=MAX_USER_ID), NAME]
 RecordId = Annotated[str, Path(min_length=1), NAME]
-_RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?(?:[Zz]|[+-]\d\d:\d\d)")
-
-
-def _rfc3339(value: Any) -> Any:
-    if isinstance(value, str) and not _RFC3339.fullmatch(value):
-        raise PydanticCustomError(
-            "datetime", "must be an RFC 3339 date-time (2026-01-31T09:00:00Z) or epoch seconds"
-        )
-    return value
-
-
-# What the schema's `format: date-time` says: a time with its offset, never a local guess.
-Since = Annotated[datetime, Field(strict=False), BeforeValidator(_rfc3339)]
-
-
-class _Body(BaseModel):
-    # Strict: a JSON false is not 0, a 1 is not true (what the schema's types say).
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class StoreBody(_Body):
-    user_id: UserId
-    tier: Tier
-    intent: Intent
-    data: Data
-    importance: float = Field(ge=0, le=1)
-    language: Language | None = None
-    session_id: SessionId | None = None
-
-
-class RecallBody(_Body):
-    user_id: UserId
-    intent: Text | None = None
-    tier: Tier | None = None
-    kind: Literal["memory", "event", "fact", "turn", "summary"] | None = None
-    query: Query | None = None
-    limit: Annotated[int, Field(ge=1, le=10_000), WHOLE] = 10
-    since: Since | float | None = None
-    session_id: Text | None = None
-
-
-class EventBody(_Body):
-    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=payload_rules)
-
-    user_id: UserId
-    session_id: Annotated[str, Field(min_length=1, max_length=200), TEXT]
-    type: EventType
-    payload: Data
-    importance: float | None = Field(None, ge=0, le=1)
-
-
-class FactBody(_Body):
-    user_id: UserId
-    entity: FactPart
-    attribute: FactPart
-    value: FactValue
-    importance: float = Field(ge=0, le=1)
-    session_id: SessionId | None = None
-
-
-class ContextBody(_Body):
-    user_id: UserId
-    session_id: SessionId | None = None
-    query: Query | None = None
-    max_contexts: Annotated[int, Field(ge=1, le=50), WHOLE] | None = None
-
-
-def _epoch(value: datetime | float | None) -> float | None:
-    return value.timestamp() if isinstance(value, datetime) else value
 
 
 def memory_router(memory: Callable[[], Memory], *, max_contexts: int = 5) -> APIRouter:
@@ -138,7 +57,7 @@ def memory_router(memory: Callable[[], Memory], *, max_contexts: int = 5) -> API
         principal_of(request.scope).check_user(body.user_id)
         found = await memory().recall(
             body.user_id, intent=body.intent, tier=body.tier, kind=body.kind, query=body.query,
-            limit=body.limit, since=_epoch(body.since), session_id=body.session_id,
+            limit=body.limit, since=epoch(body.since), session_id=body.session_id,
         )  # fmt: skip
         return {"records": [x.to_dict() for x in found]}
 

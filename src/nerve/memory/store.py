@@ -1,5 +1,10 @@
 """The storage seam: one protocol, two backends (SQLite default, PostgreSQL at scale).
 
+`MemoryStore` is three smaller seams and a lifecycle: `StoreReads` (get, query, scan, a fact's
+history), `StoreWrites` (every write, each an `Op`) and `ChangeFeed` (versions, changes,
+deletions: how another process's cache catches up). A part that needs one takes only that one
+(the record cache takes a `ChangeFeed`, the WAL replay a reader and writer).
+
 Every method is async; a backend owns its connections and its schema (migrations as an ordered
 list, applied by `open`). Every write is an `Op` (ops.py); `write(ops)` runs several in one
 transaction, and the named write methods are one op each. Both backends run the same test suite
@@ -19,7 +24,15 @@ from typing import NamedTuple, Protocol, runtime_checkable
 from nerve.memory.model import Entry, FactChange, Kind, Record, Tier
 from nerve.memory.ops import Op
 
-__all__ = ["Deleted", "FactHistoryStore", "MemoryStore", "Query"]
+__all__ = [
+    "ChangeFeed",
+    "Deleted",
+    "FactHistoryStore",
+    "MemoryStore",
+    "Query",
+    "StoreReads",
+    "StoreWrites",
+]
 
 
 class Deleted(NamedTuple):
@@ -56,23 +69,27 @@ class Query:
         self.limit = limit
 
 
-class MemoryStore(Protocol):
-    async def open(self) -> None:
-        """Connect and apply pending migrations."""
+class StoreReads(Protocol):
+    async def get(self, ids: Sequence[str]) -> list[Record]:
+        """The records that exist among `ids`, in no particular order."""
 
-    async def close(self) -> None: ...
+    async def query(self, query: Query) -> list[Record]: ...
 
+    async def fact_history(self, user_id: str, entity: str, attribute: str) -> list[FactChange]:
+        """Oldest first."""
+
+    def scan(self, user_id: str | None = None) -> AsyncIterator[Record]:
+        """Every record (of one user, or all), in keyset pages (export, migrations)."""
+        ...
+
+
+class StoreWrites(Protocol):
     async def write(self, ops: Sequence[Op]) -> list[int]:
         """Run `ops` in one transaction, in order; what each returned (delete counts, else 0).
         Nothing is written when one of them fails."""
 
     async def put(self, records: Sequence[Record]) -> None:
         """Insert or replace (by id) all records in one transaction."""
-
-    async def get(self, ids: Sequence[str]) -> list[Record]:
-        """The records that exist among `ids`, in no particular order."""
-
-    async def query(self, query: Query) -> list[Record]: ...
 
     async def touch(self, ids: Sequence[str], at: float) -> None:
         """A recall happened: accessed_at = at, access_count += 1."""
@@ -87,17 +104,12 @@ class MemoryStore(Protocol):
         """Upsert the fact record (one per user/entity/attribute) and append to its history,
         in one transaction."""
 
-    async def fact_history(self, user_id: str, entity: str, attribute: str) -> list[FactChange]:
-        """Oldest first."""
-
     async def replace_with_summary(self, delete_ids: Sequence[str], summary: Record) -> None:
         """Store `summary` and delete `delete_ids` in one transaction (ME-9: nothing is lost
         when either half fails)."""
 
-    def scan(self, user_id: str | None = None) -> AsyncIterator[Record]:
-        """Every record (of one user, or all), in keyset pages (export, migrations)."""
-        ...
 
+class ChangeFeed(Protocol):
     async def version(self, user_id: str) -> int:
         """The user's change version: 0 until their records are first written."""
 
@@ -109,6 +121,13 @@ class MemoryStore(Protocol):
     async def deleted(self, user_id: str, since: int) -> Deleted:
         """What was deleted of the user's records at versions after `since`, as far as the
         tombstones still tell (they are kept `codec.TOMBSTONE_SECONDS`)."""
+
+
+class MemoryStore(StoreReads, StoreWrites, ChangeFeed, Protocol):
+    async def open(self) -> None:
+        """Connect and apply pending migrations."""
+
+    async def close(self) -> None: ...
 
 
 @runtime_checkable

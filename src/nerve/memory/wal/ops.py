@@ -15,18 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
 from nerve.memory.model import FactChange, Record
 from nerve.memory.ops import Op
-from nerve.memory.store import MemoryStore
+from nerve.memory.store import StoreReads, StoreWrites
 
 __all__ = [
     "ADDITIVE",
     "MARKER",
     "Op",
+    "ReadWrite",
     "Touched",
     "apply",
     "decode",
@@ -38,6 +39,10 @@ __all__ = [
 MARKER = "applying"
 ADDITIVE = ("touch", "put_fact")
 Touched = dict[int, list[tuple[str, float, int]]]  # touch index -> (id, accessed_at, count)
+
+
+class ReadWrite(StoreReads, StoreWrites, Protocol):
+    """What replaying a segment needs of the store behind the WAL."""
 
 
 def encode(op: Op) -> bytes:
@@ -83,7 +88,7 @@ def decode(payload: bytes) -> Op | Touched:
     raise ValueError(f"unknown WAL operation {kind!r}")
 
 
-async def outcomes(store: MemoryStore, ops: list[Op]) -> Touched:
+async def outcomes(store: StoreReads, ops: list[Op]) -> Touched:
     """What each touch in `ops` (by index) leaves on each record it finds: the store's state of
     the touched ids, then `ops` played over it in order as the store plays them."""
     ids = {i for op in ops if op.kind == "touch" for i in op.args[0]}
@@ -116,13 +121,13 @@ async def outcomes(store: MemoryStore, ops: list[Op]) -> Touched:
     return found
 
 
-async def _put(store: MemoryStore, puts: list[Record]) -> None:
+async def _put(store: StoreWrites, puts: list[Record]) -> None:
     if puts:
         await store.put(list({r.id: r for r in puts}.values()))
         puts.clear()
 
 
-async def apply(store: MemoryStore, ops: list[Op], *, again: bool, touched: Touched) -> None:
+async def apply(store: ReadWrite, ops: list[Op], *, again: bool, touched: Touched) -> None:
     """Run `ops` on `store` in order, consecutive puts merged into one transaction. `again`:
     some prefix of `ops` may have been applied already; `touched` holds the marker's outcomes."""
     puts: list[Record] = []
