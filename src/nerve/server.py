@@ -30,6 +30,7 @@ from nerve.access import Boundary, Keyring
 from nerve.access.keystore_sql import keystore_from_url
 from nerve.admin import mount_admin
 from nerve.agents import AgentRegistry, agents_router
+from nerve.asgi import error_response
 from nerve.assistant.host import AssistantHost
 from nerve.bodylimit import BodyLimit
 from nerve.channels.outbox import outbox_from_url
@@ -343,12 +344,11 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     if first.get("type") == "json_invalid":  # its loc is a character offset, not a field
         error = RequestError(f"the request body is not valid JSON: {first['msg']}",
                              code="invalid_json")  # fmt: skip
-        return JSONResponse(error.to_dict(), status_code=400)
+        return error_response(error)
     loc = [str(p) for p in first.get("loc", ()) if p != "body"]
     param = ".".join(loc) or None
     message = f"'{param}': {first['msg']}" if param else str(first["msg"])
-    error = RequestError(message, param=param)
-    return JSONResponse(error.to_dict(), status_code=400)
+    return error_response(RequestError(message, param=param))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -362,7 +362,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _nerve_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, NerveError)
-    return JSONResponse(exc.to_dict(), status_code=exc.status, headers=exc.headers())
+    return error_response(exc)
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> Response:

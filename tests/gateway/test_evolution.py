@@ -198,3 +198,16 @@ def test_evolution_needs_the_api_key_and_its_reset_an_admin_session(evolving, up
     assert httpx.post(f"{server.url}/evolution/reset", headers=key).status_code == 401
     ok = httpx.get(f"{server.url}/evolution", headers=key)
     assert ok.status_code == 200 and "default" in ok.json()["routes"]
+
+
+def test_without_the_admin_panel_the_resets_say_why(evolving, upstream, upstream2):
+    server = evolving(config(upstream, upstream2, {"admin": {"enabled": False}}))
+    for path in ("/evolution/reset", "/stats/reset"):
+        r = httpx.post(f"{server.url}{path}")
+        assert r.status_code == 401, path
+        assert r.headers["content-type"] == "application/json"
+        assert r.json()["error"] == {
+            "message": "needs an admin session; admin is disabled",
+            "type": "authentication_error",
+            "code": "no_admin",
+        }

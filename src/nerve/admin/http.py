@@ -8,10 +8,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from nerve.admin.auth import check_transport
 from nerve.admin.panel import AdminPanel
+from nerve.asgi import error_response
 from nerve.errors import Forbidden, NerveError, RequestError, UnsupportedMediaType
 
 __all__ = ["PAGE_HEADERS", "Handler", "TransportChecked", "guard", "read_json"]
@@ -74,7 +75,7 @@ def guard(panel: AdminPanel, handler: Handler, *, session: bool = True) -> Handl
                 await _same_origin(request)
             response = await handler(request)
         except NerveError as e:
-            response = JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
+            response = error_response(e)
         response.headers.setdefault("cache-control", "no-store")
         return response
 
@@ -91,7 +92,7 @@ class TransportChecked:
         try:
             check_transport(scope)
         except NerveError as e:
-            response = JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
+            response = error_response(e)
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)

@@ -1,8 +1,8 @@
 """The gateway's HTTP surface besides the chat endpoint: models, health, stats, metrics.
 
 `GatewayState` owns everything with a lifetime (the upstream HTTP session, the gateway built on
-it, the Redis link when `redis.url` shares the state between replicas: see shared.py); it is
-opened and closed by the server's lifespan. Views (/health, /stats...) await the shared state.
+it, the Redis link when `redis.url` shares the state between replicas: see resilience/shared.py);
+it is opened and closed by the server's lifespan. Views (/health, /stats...) await the shared state.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from nerve.access.ledger_redis import RedisLedger
 from nerve.access.ledger_sql import SqlLedger
 from nerve.access.principal import Principal
 from nerve.config import Config
-from nerve.errors import AuthError, NerveError, SharedStateUnavailable
+from nerve.errors import AuthError, SharedStateUnavailable
 from nerve.gateway.admission import KeyGate
 from nerve.gateway.core import Gateway
 from nerve.gateway.dialects.base import Dialect
@@ -271,12 +271,10 @@ class GatewayState:
 def gateway_routes(state: GatewayState) -> list[Route]:
     def admin_only(handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
-            try:
-                if state.admin_check is None:
-                    raise AuthError("needs an admin session; admin is disabled", code="no_admin")
-                await state.admin_check(request.scope)
-            except NerveError as e:
-                return JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
+            # A NerveError raised here is answered by the app's one handler (server.py).
+            if state.admin_check is None:
+                raise AuthError("needs an admin session; admin is disabled", code="no_admin")
+            await state.admin_check(request.scope)
             response: Response = await handler(request)
             return response
 

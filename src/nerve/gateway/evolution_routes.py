@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from nerve.errors import AuthError, NerveError, RequestError
+from nerve.errors import AuthError, RequestError
 from nerve.gateway.core import Gateway
 from nerve.gateway.router import LAYERS
 
@@ -46,17 +46,13 @@ Handler = Callable[[_State, Request], Any]
 def evolution_routes(state_getter: Callable[[], _State]) -> list[Route]:
     def guarded(handler: Handler, *, admin: bool = False) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
+            # A NerveError raised here is answered by the app's one handler (server.py).
             state = state_getter()
-            try:
-                if admin:  # the key was checked by the boundary; this needs an admin too
-                    if state.admin_check is None:
-                        raise AuthError(
-                            "needs an admin session; admin is disabled", code="no_admin"
-                        )
-                    await state.admin_check(request.scope)
-                return JSONResponse(await handler(state, request))
-            except NerveError as e:
-                return JSONResponse(e.to_dict(), status_code=e.status, headers=e.headers())
+            if admin:  # the key was checked by the boundary; this needs an admin too
+                if state.admin_check is None:
+                    raise AuthError("needs an admin session; admin is disabled", code="no_admin")
+                await state.admin_check(request.scope)
+            return JSONResponse(await handler(state, request))
 
         return endpoint
 
