@@ -6,7 +6,8 @@ import asyncio
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,14 @@ from tests.processes import Replica
 def _in_a_fresh_directory(tmp_path, monkeypatch):
     """Relative default paths (.nerve/ data, the memory WAL) land in a fresh directory."""
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+async def closing() -> AsyncIterator[AsyncExitStack]:
+    """What a test's factories made, closed at its teardown, last first:
+    `closing.push_async_callback(store.close)`."""
+    async with AsyncExitStack() as stack:
+        yield stack
 
 
 @pytest.fixture

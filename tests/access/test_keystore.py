@@ -6,7 +6,8 @@ server, a replica, `nerve keys create`) opens one: what one stores, the others m
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
+from contextlib import AsyncExitStack
 
 import pytest
 
@@ -18,17 +19,15 @@ from nerve.errors import RequestError
 
 
 @pytest.fixture
-async def stores(storage_url: str) -> AsyncIterator[Callable[[], KeyStore]]:
-    """stores() → another opened store on this test's (empty) database; all closed after."""
-    made: list[KeyStore] = []
+def stores(storage_url: str, closing: AsyncExitStack) -> Callable[[], KeyStore]:
+    """stores() → another store on this test's (empty) database; all closed after."""
 
     def make() -> KeyStore:
-        made.append(keystore_from_url(storage_url))
-        return made[-1]
+        store = keystore_from_url(storage_url)
+        closing.push_async_callback(store.close)
+        return store
 
-    yield make
-    for store in made:
-        await store.close()
+    return make
 
 
 async def opened(stores: Callable[[], KeyStore]) -> KeyStore:

@@ -13,7 +13,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,9 @@ from nerve.events import EventLog, EventSink, EventTable, JsonlFile
 
 @pytest.fixture(params=["jsonl", "postgres"])
 async def sinks(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[Callable[..., EventSink]]:
+    request: pytest.FixtureRequest, tmp_path: Path, closing: AsyncExitStack
+) -> Callable[..., EventSink]:
     """sinks(**options) → an opened-at-first-use sink on this test's (empty) log."""
-    made: list[EventSink] = []
     if request.param == "postgres":
         dsn, schema = request.getfixturevalue("postgres_schema")
         conn = await asyncpg.connect(dsn)
@@ -41,12 +41,10 @@ async def sinks(
             sink = JsonlFile(tmp_path / "events.jsonl", **options)
         else:
             sink = EventTable(dsn, schema=schema, **options)
-        made.append(sink)
+        closing.push_async_callback(sink.close)
         return sink
 
-    yield make
-    for sink in made:
-        await sink.close()
+    return make
 
 
 def event(kind: str, n: int, **fields: Any) -> dict[str, Any]:

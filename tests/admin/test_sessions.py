@@ -10,7 +10,8 @@ import asyncio
 import hashlib
 import json
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
@@ -22,18 +23,15 @@ from nerve.gateway.resilience import ManualClock
 
 
 @pytest.fixture
-async def auths(storage_url: str) -> AsyncIterator[Callable[..., AdminAuth]]:
+def auths(storage_url: str, closing: AsyncExitStack) -> Callable[..., AdminAuth]:
     """auths(environ=..., **options) → an unopened AdminAuth with its own store on the URL."""
-    made: list[AdminAuth] = []
 
     def make(environ: dict[str, str] | None = None, **options: object) -> AdminAuth:
         auth = AdminAuth(admin_store_from_url(storage_url), environ=environ or {}, **options)  # type: ignore[arg-type]
-        made.append(auth)
+        closing.push_async_callback(auth.close)
         return auth
 
-    yield make
-    for auth in made:
-        await auth.close()
+    return make
 
 
 def announced_password(lines: list[str]) -> str:

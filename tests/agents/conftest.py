@@ -10,7 +10,9 @@ local       an opened registry on SQLite, for the HTTP tests (no PostgreSQL need
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+import itertools
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +25,13 @@ from tests.memory.conftest import backend, postgres_schema, storage_url  # noqa:
 
 
 @pytest.fixture
-async def reopen(storage_url: str) -> AsyncIterator[Callable[..., AgentRegistry]]:  # noqa: F811
-    made: list[AgentRegistry] = []
-
+def reopen(storage_url: str, closing: AsyncExitStack) -> Callable[..., AgentRegistry]:  # noqa: F811
     def make(**options: Any) -> AgentRegistry:
         registry = AgentRegistry(agent_store_from_url(storage_url), **options)
-        made.append(registry)
+        closing.push_async_callback(registry.close)
         return registry
 
-    yield make
-    for registry in made:
-        await registry.close()
+    return make
 
 
 @pytest.fixture
@@ -50,16 +48,14 @@ def agent() -> Iterator[FakeAgent]:
 
 
 @pytest.fixture
-async def local(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+def local(tmp_path: Path, closing: AsyncExitStack) -> Callable[..., Any]:
     """local(**options): an opened SQLite-backed registry; all closed at teardown."""
-    made: list[AgentRegistry] = []
+    made = itertools.count()
 
     async def make(**options: Any) -> AgentRegistry:
-        registry = AgentRegistry(SQLiteAgentStore(tmp_path / f"agents{len(made)}.db"), **options)
-        made.append(registry)
+        registry = AgentRegistry(SQLiteAgentStore(tmp_path / f"agents{next(made)}.db"), **options)
+        closing.push_async_callback(registry.close)
         await registry.open()
         return registry
 
-    yield make
-    for registry in made:
-        await registry.close()
+    return make

@@ -1,8 +1,9 @@
 """A small aiohttp app served on 127.0.0.1:<free port> from a background thread.
 
-The base of the fake web APIs (Brave Search, OpenWeatherMap): usable from sync tests (the CLI)
-and async ones alike, like `FakeUpstream`. Subclasses add routes in `routes(app)`; every
-request is recorded (method, path, query, headers) for assertions.
+The base of the fake web APIs (Brave Search, OpenWeatherMap, and `FakeUpstream`, the fake LLM
+provider): usable from sync tests (the CLI) and async ones alike. Subclasses add routes in
+`routes(app)`, which runs on the server's loop; `seen` records a request (method, path, query,
+headers) for assertions.
 
     with FakeBrave(key="k") as brave:
         ...  # point assistant.web_search.base_url at brave.url
@@ -53,6 +54,8 @@ class Loopback:
             )
 
     def start(self) -> Self:
+        if self._thread is not None:
+            raise RuntimeError(f"fake {self.name!r} is already running")
         ready = threading.Event()
         self._thread = threading.Thread(
             target=asyncio.run, args=(self._serve(ready),), name=f"fake-{self.name}"
@@ -61,10 +64,12 @@ class Loopback:
         ready.wait()
         if self._failure is not None:
             self._thread.join()
-            raise RuntimeError(f"fake {self.name} failed to start") from self._failure
+            self._thread = None
+            raise RuntimeError(f"fake {self.name!r} failed to start") from self._failure
         return self
 
     def stop(self) -> None:
+        """Stop serving; handlers still waiting end by dropping their connections."""
         thread, self._thread = self._thread, None
         if thread is None:
             return

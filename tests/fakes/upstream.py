@@ -26,12 +26,12 @@ import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Literal
 
 from aiohttp import web
 
 from tests.fakes import anthropic_wire, openai_wire, responses_wire
+from tests.fakes.loopback import Loopback
 
 __all__ = ["FakeUpstream", "Recorded", "Reply"]
 
@@ -73,22 +73,20 @@ class Recorded:
     protocol: Literal["openai", "anthropic"]
 
 
-class FakeUpstream:
+class FakeUpstream(Loopback):
     """Real HTTP server on 127.0.0.1, scripted with `Reply`s, recording every request."""
 
+    handler_cancellation = True  # a client that gives up on a hanging request frees its handler
+
     def __init__(self, *, name: str = "fake") -> None:
+        super().__init__()
         self.name = name
-        self.url = ""
-        self.requests: list[Recorded] = []
+        self.requests: list[Recorded] = []  # what `seen` records, richer
         self._cond = threading.Condition()
         self._scripts: dict[str | None, deque[Reply]] = {}
         self._models: list[str] = [DEFAULT_MODEL]
         self._ids = itertools.count(1)
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._closing: asyncio.Event | None = None
         self._gate: asyncio.Event | None = None
-        self._failure: BaseException | None = None
 
     @property
     def openai_base_url(self) -> str:
@@ -98,44 +96,8 @@ class FakeUpstream:
     def anthropic_base_url(self) -> str:
         return self.url
 
-    # --- lifecycle -------------------------------------------------------------------------
-
-    def start(self) -> FakeUpstream:
-        if self._thread is not None:
-            raise RuntimeError(f"fake upstream {self.name!r} is already running")
-        ready = threading.Event()
-        self._thread = threading.Thread(
-            target=asyncio.run, args=(self._serve(ready),), name=f"upstream-{self.name}"
-        )
-        self._thread.start()
-        ready.wait()
-        if self._failure is not None:
-            self._thread.join()
-            self._thread = None
-            raise RuntimeError(f"fake upstream {self.name!r} failed to start") from self._failure
-        return self
-
-    def stop(self) -> None:
-        """Stop serving; open delays, gates and hangs end by dropping their connections."""
-        thread, self._thread = self._thread, None
-        if thread is None:
-            return
-        assert self._loop is not None and self._closing is not None
-        self._loop.call_soon_threadsafe(self._closing.set)
-        thread.join()
-
-    def __enter__(self) -> FakeUpstream:
-        return self.start()
-
-    def __exit__(
-        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    async def _serve(self, ready: threading.Event) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._closing, self._gate = asyncio.Event(), asyncio.Event()
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
+        self._gate = asyncio.Event()  # on the server's loop, as `release` expects
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_post("/v1/messages/count_tokens", self._count_tokens)
@@ -143,24 +105,6 @@ class FakeUpstream:
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_post("/v1/completions", self._completions)
         app.router.add_get("/v1/models", self._list_models)
-        # handler_cancellation: a client that gives up on a hanging request frees its handler
-        runner = web.AppRunner(
-            app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0
-        )
-        try:
-            await runner.setup()
-            await web.TCPSite(runner, "127.0.0.1", 0).start()
-            self.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
-        except BaseException as exc:
-            self._failure = exc
-            await runner.cleanup()
-            return
-        finally:
-            ready.set()
-        try:
-            await self._closing.wait()
-        finally:
-            await runner.cleanup()
 
     # --- scripting and recording -------------------------------------------------------------
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack
 from typing import Any
 
 import pytest
@@ -50,16 +51,12 @@ def redis_prefix(redis_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
-async def redis_client(redis_url: str) -> AsyncIterator[Callable[..., Any]]:
+def redis_client(redis_url: str, closing: AsyncExitStack) -> Callable[..., Any]:
     from redis.asyncio import Redis
-
-    made: list[Redis] = []
 
     def make(url: str = redis_url) -> Redis:
         client = Redis.from_url(url, decode_responses=True, socket_timeout=2)
-        made.append(client)
+        closing.push_async_callback(client.aclose)
         return client
 
-    yield make
-    for client in made:
-        await client.aclose()
+    return make

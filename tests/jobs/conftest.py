@@ -11,7 +11,8 @@ mailbox     (a real dovecot IMAP server on loopback, a fresh user): tests/jobs/d
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from typing import Any
 
 import pytest
@@ -31,17 +32,13 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-async def make_store(storage_url: str) -> AsyncIterator[Callable[[], JobStore]]:  # noqa: F811
-    made: list[JobStore] = []
-
+def make_store(storage_url: str, closing: AsyncExitStack) -> Callable[[], JobStore]:  # noqa: F811
     def make() -> JobStore:
         store = job_store_from_url(storage_url)
-        made.append(store)
+        closing.push_async_callback(store.close)
         return store
 
-    yield make
-    for store in made:
-        await store.close()
+    return make
 
 
 @pytest.fixture

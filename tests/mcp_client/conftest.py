@@ -7,7 +7,8 @@ open_clients(servers)     McpClients started (children's stderr to a file), stop
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
@@ -25,16 +26,13 @@ def crashing(name: str = "crashy", marker: Path | None = None) -> McpServerConfi
 
 
 @pytest.fixture
-async def open_clients(tmp_path: Path) -> AsyncIterator[Open]:
-    opened: list[McpClients] = []
-    with (tmp_path / "mcp-stderr.log").open("w") as errlog:
+def open_clients(tmp_path: Path, closing: AsyncExitStack) -> Open:
+    errlog = closing.enter_context((tmp_path / "mcp-stderr.log").open("w"))
 
-        async def start(servers: list[McpServerConfig]) -> McpClients:
-            clients = McpClients(servers, cwd=tmp_path, errlog=errlog)
-            opened.append(clients)
-            await clients.start(wait=30)
-            return clients
+    async def start(servers: list[McpServerConfig]) -> McpClients:
+        clients = McpClients(servers, cwd=tmp_path, errlog=errlog)
+        closing.push_async_callback(clients.stop)
+        await clients.start(wait=30)
+        return clients
 
-        yield start
-        for clients in opened:
-            await clients.stop()
+    return start

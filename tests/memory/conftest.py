@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -88,10 +89,9 @@ async def storage_url(backend: str, request: pytest.FixtureRequest, tmp_path: Pa
 
 @pytest.fixture
 async def reopen(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[Callable[..., MemoryStore]]:
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path, closing: AsyncExitStack
+) -> Callable[..., MemoryStore]:
     """A factory of unopened stores on this test's (empty) database; all closed at teardown."""
-    made: list[MemoryStore] = []
     if backend == "postgres":
         dsn, schema = request.getfixturevalue("postgres_schema")
         await _admin(dsn, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
@@ -102,12 +102,10 @@ async def reopen(
             store = SQLiteStore(tmp_path / "memory" / "memory.db", **options)
         else:
             store = PostgresStore(dsn, schema=schema, **options)
-        made.append(store)
+        closing.push_async_callback(store.close)
         return store
 
-    yield make
-    for store in made:
-        await store.close()
+    return make
 
 
 @pytest.fixture

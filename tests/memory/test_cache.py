@@ -16,18 +16,14 @@ from tests.memory.factories import rec
 
 
 @pytest.fixture
-async def make_memory(reopen):
-    made: list[Memory] = []
-
+def make_memory(reopen, closing):
     async def make(**options) -> Memory:
         memory = Memory(GroupCommit(reopen()), **options)
         await memory.open()
-        made.append(memory)
+        closing.push_async_callback(memory.close)
         return memory
 
-    yield make
-    for memory in made:
-        await memory.close()
+    return make
 
 
 async def found(memory: Memory, query: str, user: str = "asha") -> list[str]:
