@@ -154,7 +154,7 @@ class _Provider:
 def shared_learner(url: str, prefix: str, routes: list[RouteConfig]) -> Any:
     """A SharedLearner on its own SharedState (connects on first use), or None without redis."""
     try:
-        from nerve.gateway.shared import SharedState
+        from nerve.gateway.resilience.shared import SharedState
         from nerve.gateway.shared_learner import SharedLearner
     except ImportError:
         return None

@@ -1,15 +1,28 @@
-"""429 cooldowns and Retry-After parsing (SPEC GW-8), driven by a ManualClock."""
+"""429 cooldowns and Retry-After parsing (SPEC GW-8, GW-19), driven by a ManualClock.
+
+Every cooldown scenario runs against each implementation of `CooldownsSeam`
+(implementations.py): the in-process `Cooldowns` and its Redis twin, same assertions.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from nerve.gateway.resilience import Cooldowns, ManualClock, parse_retry_after
+from nerve.gateway.resilience import ManualClock, parse_retry_after
+from tests.gateway.implementations import IMPLEMENTATIONS, implementation
 
 NOW = datetime(2015, 10, 21, 7, 27, 30, tzinfo=UTC)
+Make = Callable[..., Any]
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def make(request: pytest.FixtureRequest, clock: ManualClock) -> Make:
+    return implementation(request, clock, "cooldowns")
 
 
 @pytest.mark.parametrize(
@@ -47,46 +60,54 @@ def test_retry_after_gives_none_for_garbage_and_negatives(header: str | None) ->
     assert parse_retry_after(header, now=NOW) is None
 
 
-async def test_a_cooled_key_rests_for_the_given_seconds_then_expires() -> None:
+async def test_a_cooled_key_rests_for_the_given_seconds_then_expires(
+    make: Make, clock: ManualClock
+) -> None:
     """GW-8: the endpoint is skipped while cooling and comes back by itself."""
-    clock = ManualClock()
-    cooldowns = Cooldowns(clock=clock)
+    cooldowns = make()
     assert await cooldowns.cool("openai/gpt-4o", 7) == 7
     clock.advance(5)
     assert await cooldowns.remaining("openai/gpt-4o") == 2
     assert await cooldowns.remaining("openai/other") == 0
     clock.advance(2)
     assert await cooldowns.remaining("openai/gpt-4o") == 0
-    assert cooldowns.snapshot() == {}
+    assert await cooldowns.view() == {}
 
 
-async def test_no_retry_after_uses_the_default_and_long_ones_are_clamped() -> None:
+async def test_no_retry_after_uses_the_default_and_long_ones_are_clamped(
+    make: Make, clock: ManualClock
+) -> None:
     """GW-8: missing Retry-After cools for the default; an absurd one is capped at the maximum."""
-    clock = ManualClock()
-    cooldowns = Cooldowns(default_seconds=30, max_seconds=600, clock=clock)
+    cooldowns = make(default_seconds=30, max_seconds=600)
     assert await cooldowns.cool("a/x", None) == 30
     assert await cooldowns.cool("b/y", 86_400) == 600
     assert await cooldowns.cool("c/z", -3) == 0
     assert await cooldowns.remaining("c/z") == 0
-    assert cooldowns.snapshot() == {"a/x": 30, "b/y": 600}
+    assert await cooldowns.view() == {"a/x": 30, "b/y": 600}
+    clock.advance(10)
+    assert await cooldowns.view() == {"a/x": 20, "b/y": 590}
 
 
-async def test_a_shorter_retry_after_does_not_cut_a_running_cooldown() -> None:
+async def test_a_shorter_retry_after_does_not_cut_a_running_cooldown(
+    make: Make, clock: ManualClock
+) -> None:
     """GW-8: two 429s racing each other: the longer rest wins and is what cool() reports."""
-    clock = ManualClock()
-    cooldowns = Cooldowns(clock=clock)
+    cooldowns = make()
     await cooldowns.cool("a/x", 60)
     clock.advance(10)
     assert await cooldowns.cool("a/x", 5) == 50
     assert await cooldowns.cool("a/x", 80) == 80
     assert await cooldowns.remaining("a/x") == 80
+    clock.advance(80)
+    assert await cooldowns.remaining("a/x") == 0
 
 
-async def test_snapshot_lists_only_cooling_keys_and_is_json_ready() -> None:
+async def test_the_view_lists_only_cooling_keys_and_is_json_ready(
+    make: Make, clock: ManualClock
+) -> None:
     """GW-13: cooldowns appear in /stats with seconds remaining."""
-    clock = ManualClock()
-    cooldowns = Cooldowns(clock=clock)
+    cooldowns = make()
     await cooldowns.cool("a/x", 10)
     await cooldowns.cool("b/y", 40)
     clock.advance(20)
-    assert json.loads(json.dumps(cooldowns.snapshot())) == {"b/y": 20}
+    assert json.loads(json.dumps(await cooldowns.view())) == {"b/y": 20}

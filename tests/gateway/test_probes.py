@@ -44,11 +44,11 @@ async def test_a_probe_success_closes_a_half_open_breaker(state, upstream, clock
     """GW-14 + GW-7: after the wait, a successful probe closes the breaker with no user call."""
     for _ in range(3):
         await state.breakers.record_failure("primary/m1")
-    assert state.breakers.state("primary/m1") == "open"
+    assert await state.breakers.state("primary/m1") == "open"
     assert (await state.prober.probe_once())["primary/m1"]["skipped"] == "circuit open"
     clock.advance(61)
     assert (await state.prober.probe_once())["primary/m1"]["ok"] is True
-    assert state.breakers.state("primary/m1") == "closed"
+    assert await state.breakers.state("primary/m1") == "closed"
 
 
 async def test_probes_that_succeed_do_not_keep_a_failing_chat_model_open(state, upstream):
@@ -62,7 +62,7 @@ async def test_probes_that_succeed_do_not_keep_a_failing_chat_model_open(state, 
         assert (await state.prober.probe_once())["primary/m1"]["ok"] is True
     with pytest.raises(NerveError):
         await state.gateway.complete(chat)
-    assert state.breakers.state("primary/m1") == "open"
+    assert await state.breakers.state("primary/m1") == "open"
     assert (await state.prober.probe_once())["primary/m1"]["skipped"] == "circuit open"
 
 
@@ -86,7 +86,7 @@ async def test_a_failing_probe_counts_against_the_breaker(clock):
         for _ in range(3):
             result = (await state.prober.probe_once())["gone/m"]
         assert result["ok"] is False and result["error"]
-        assert state.breakers.state("gone/m") == "open"
+        assert await state.breakers.state("gone/m") == "open"
     finally:
         await state.close()
 

@@ -22,7 +22,7 @@ from nerve.gateway.learning_batch import Batch
 from nerve.gateway.learning_redis import RedisLearning
 from nerve.gateway.outcome import Outcome
 from nerve.gateway.resilience import ManualClock
-from nerve.gateway.shared import SharedState
+from nerve.gateway.resilience.shared import SharedState
 from nerve.gateway.shared_learner import SharedLearner
 from nerve.gateway.stats import Stats, Usage
 from tests.conftest import make_config

@@ -20,8 +20,8 @@ import pytest
 from nerve.config import RateConfig, RedisConfig
 from nerve.errors import RateLimited, SharedStateUnavailable
 from nerve.gateway.resilience import ManualClock
-from nerve.gateway.shared import SharedState, redacted
-from nerve.gateway.shared_twins import SharedLimiter
+from nerve.gateway.resilience.shared import SharedState, redacted
+from nerve.gateway.resilience.shared_limiter import SharedLimiter
 from nerve.gateway.stats import Stats, Usage
 
 ROOMY = {"window_requests": 1000, "burst": 1000, "refill_per_second": 1000, "max_concurrent": 1000}

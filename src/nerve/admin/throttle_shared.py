@@ -15,7 +15,7 @@ from __future__ import annotations
 import uuid
 
 from nerve.admin.throttle import LoginBanned, LoginThrottle, LoginThrottled
-from nerve.gateway.shared import MISS, SharedState
+from nerve.gateway.resilience.shared import MISS, SharedState
 
 __all__ = ["SharedLoginThrottle"]
 

@@ -64,7 +64,7 @@ def serve(
             "state, or run a single worker."
         )
     if config.redis.url:
-        from nerve.gateway.shared import require_redis
+        from nerve.gateway.resilience.shared import require_redis
 
         try:
             require_redis()

@@ -33,7 +33,7 @@ from nerve.gateway.stats import Usage, cost_of, price_of
 
 if TYPE_CHECKING:
     from nerve.config import Price, Target
-    from nerve.gateway.resilience import RateLimiter
+    from nerve.gateway.resilience import LimiterSeam
     from nerve.gateway.state import Resilience
 
 __all__ = ["KeyGate", "Ticket", "key_refusal"]
@@ -69,7 +69,7 @@ class KeyGate:
         self.ledger = ledger
         self.prices = prices
         self.default_output_tokens = default_output_tokens
-        self._limiters: dict[tuple[str, int | None, int | None], RateLimiter] = {}
+        self._limiters: dict[tuple[str, int | None, int | None], LimiterSeam] = {}
 
     async def admit(
         self, principal: Principal, body: Mapping[str, Any] | None = None,
@@ -172,7 +172,7 @@ class KeyGate:
     def _price(self, target: Target) -> Price | None:
         return price_of(self.prices, target.provider, target.model)
 
-    def _limiter(self, principal: Principal) -> RateLimiter:
+    def _limiter(self, principal: Principal) -> LimiterSeam:
         key = (principal.name, principal.rpm, principal.max_parallel)
         limiter = self._limiters.get(key)
         if limiter is None:

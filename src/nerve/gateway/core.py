@@ -43,7 +43,7 @@ from nerve.gateway.learning import Learner
 from nerve.gateway.outcome import Outcome
 from nerve.gateway.providers import Completion, Provider, Stream
 from nerve.gateway.request import validate_chat_request
-from nerve.gateway.resilience import Breakers, Cooldowns
+from nerve.gateway.resilience import BreakersSeam, CooldownsSeam
 from nerve.gateway.router import Decision, Rotation, Router
 from nerve.gateway.router.understand import PRIVATE_HEADER, wants_private
 from nerve.gateway.stats import Stats, Usage
@@ -119,8 +119,8 @@ class Gateway:
         config: Config,
         providers: Mapping[str, Provider],
         *,
-        breakers: Breakers,
-        cooldowns: Cooldowns,
+        breakers: BreakersSeam,
+        cooldowns: CooldownsSeam,
         stats: Stats,
         learner: Learner | None = None,
     ) -> None:

@@ -38,16 +38,17 @@ from nerve.access.ledger_redis import RESERVE_LUA, SETTLE_LUA, RedisLedger, Rese
 from nerve.access.principal import Principal
 from nerve.gateway.admission import KeyGate, Ticket, key_refusal
 from nerve.gateway.core import Gate, Plan
+from nerve.gateway.resilience.fallback import SharedBreakers, SharedCooldowns
 from nerve.gateway.resilience.redis_limits import RedisRateLimiter
 from nerve.gateway.resilience.redis_lua import GATE_LUA, RATE_LUA
-from nerve.gateway.shared import MISS
-from nerve.gateway.shared_twins import SharedBreakers, SharedCooldowns, SharedLimiter
+from nerve.gateway.resilience.shared import MISS
+from nerve.gateway.resilience.shared_limiter import SharedLimiter
 from nerve.gateway.stats import Usage
 
 if TYPE_CHECKING:
     from nerve.config import Target
-    from nerve.gateway.resilience import RateLimiter
-    from nerve.gateway.shared import SharedState
+    from nerve.gateway.resilience import LimiterSeam
+    from nerve.gateway.resilience.shared import SharedState
 
 __all__ = ["ADMIT", "SharedKeyGate"]
 
@@ -198,7 +199,7 @@ class SharedKeyGate(KeyGate):
 
     async def _release(self, ticket: Ticket) -> None:
         principal, owed = ticket.principal, []
-        taken: list[tuple[RateLimiter, str, str | None]] = [
+        taken: list[tuple[LimiterSeam, str, str | None]] = [
             (self.limiter, principal.client, ticket.client_lease)
         ]
         if ticket.lease is not None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from nerve.gateway.resilience import Clock
+from nerve.clock import Clock
 from nerve.gateway.stats import Counters, Series, Stats
 
 if TYPE_CHECKING:

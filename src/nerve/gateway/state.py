@@ -1,6 +1,8 @@
 """What the gateway's state is made of (SPEC GW-19): `build_resilience` hands out the
-in-process RateLimiter, Breakers and Cooldowns without `redis.url`, and with it their Shared*
-subclasses over one `SharedState` (shared.py), which prefer Redis and fall back to themselves.
+in-process RateLimiter, Breakers and Cooldowns without `redis.url`, and with it the Shared*
+classes over one `SharedState` (resilience/shared.py), which prefer Redis and fall back to an
+in-process object (resilience/fallback.py). Either way the gateway sees only the seams
+(resilience/seams.py).
 """
 
 from __future__ import annotations
@@ -10,10 +12,19 @@ from dataclasses import dataclass
 
 from nerve.config import Config, RateConfig
 from nerve.gateway.learning import Learner
-from nerve.gateway.resilience import Breakers, Clock, Cooldowns, RateLimiter
-from nerve.gateway.shared import SharedState
+from nerve.gateway.resilience import (
+    Breakers,
+    BreakersSeam,
+    Clock,
+    Cooldowns,
+    CooldownsSeam,
+    LimiterSeam,
+    RateLimiter,
+)
+from nerve.gateway.resilience.fallback import SharedBreakers, SharedCooldowns
+from nerve.gateway.resilience.shared import SharedState
+from nerve.gateway.resilience.shared_limiter import SharedLimiter
 from nerve.gateway.shared_learner import SharedLearner
-from nerve.gateway.shared_twins import SharedBreakers, SharedCooldowns, SharedLimiter
 from nerve.gateway.stats import Stats
 
 __all__ = ["LOCAL_HEALTH", "Resilience", "build_resilience"]
@@ -27,13 +38,13 @@ LOCAL_HEALTH = {"backend": "local", "ok": True, "policy": None, "replicas": 1,
 class Resilience:
     """What the gateway's state is made of: in-process, or shared through Redis (`shared`)."""
 
-    limiter: RateLimiter
-    breakers: Breakers
-    cooldowns: Cooldowns
+    limiter: LimiterSeam
+    breakers: BreakersSeam
+    cooldowns: CooldownsSeam
     shared: SharedState | None
     clock: Clock
 
-    def limiter_for(self, rate: RateConfig) -> RateLimiter:
+    def limiter_for(self, rate: RateConfig) -> LimiterSeam:
         """A limiter for new limits (a config reload), backed like the first one."""
         if self.shared is None:
             return RateLimiter.from_config(rate, clock=self.clock)
@@ -47,7 +58,7 @@ class Resilience:
 
 
 def build_resilience(config: Config, stats: Stats, *, clock: Clock) -> Resilience:
-    """In-process classes without `redis.url`; with it, their Redis-backed subclasses.
+    """In-process classes without `redis.url`; with it, the Redis-backed Shared* classes.
 
     `clock` is the gateway's monotonic clock. Redis needs a clock every replica agrees on, so
     the default `time.monotonic` becomes `time.time` there; a test's ManualClock is used as is.

@@ -10,26 +10,26 @@ died) is presumed lost after `probe_timeout` and the slot is handed out again, s
 stick half-open forever. A health probe's success (`probe=True`) counts only while half-open: a
 closed breaker's consecutive failures are the calls' own.
 
-Every state-changing method is `async` so a Redis-backed twin can share state between replicas;
-this in-process version never awaits, so each call is atomic on the event loop. Keys back in the
-pristine state (closed, no failures) are forgotten, so memory holds only breakers with a story.
+Every method of the seam (seams.py), `state` included, is `async` so a Redis-backed twin can
+share state between replicas; this in-process version never awaits, so each call is atomic on the
+event loop. Keys back in the pristine state (closed, no failures) are forgotten, so memory holds
+only breakers with a story.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from nerve.clock import Clock
+from nerve.gateway.resilience.seams import BreakerState
 
 if TYPE_CHECKING:  # annotations only: this layer never reads config itself
     from nerve.config import BreakerConfig
-    from nerve.gateway.resilience.cooldown import Cooldowns
+    from nerve.gateway.resilience.seams import CooldownsSeam
 
 __all__ = ["BreakerState", "Breakers", "breaker_options", "configure_breaker"]
-
-BreakerState = Literal["closed", "open", "half_open"]
 
 
 @dataclass(slots=True)
@@ -98,7 +98,7 @@ class Breakers:
         b.probe_since = now
         return True
 
-    async def gate(self, key: str, cooldowns: Cooldowns) -> tuple[float, bool]:
+    async def gate(self, key: str, cooldowns: CooldownsSeam) -> tuple[float, bool]:
         """Before a call: (seconds `key` still rests after a 429, whether the breaker admits it).
 
         One question so that a shared twin can answer both in one round trip.
@@ -139,14 +139,10 @@ class Breakers:
         if b is not None and b.state == "half_open":
             b.probe_since = None
 
-    def state(self, key: str) -> BreakerState:
+    async def state(self, key: str) -> BreakerState:
         """The state as `allow()` would see it: an open breaker past its timer reads half-open."""
         b = self._keys.get(key)
-        if b is None:
-            return "closed"
-        if b.state == "open" and self._clock() - b.opened_at >= self.half_open_after:
-            return "half_open"
-        return b.state
+        return "closed" if b is None else self._state(b, self._clock())
 
     async def view(self) -> dict[str, dict[str, Any]]:
         """`snapshot()` behind the async seam the Redis twin needs (RedisBreakers.view)."""
@@ -159,7 +155,7 @@ class Breakers:
         for key, b in self._keys.items():
             tripped = b.state != "closed"
             out[key] = {
-                "state": self.state(key),
+                "state": self._state(b, now),
                 "consecutive_failures": b.failures,
                 "opened_at_ago_s": round(now - b.opened_at, 3) if tripped else None,
                 "half_open_in_s": (
@@ -172,6 +168,11 @@ class Breakers:
                 and now - b.probe_since < self.probe_timeout,
             }
         return out
+
+    def _state(self, b: _Breaker, now: float) -> BreakerState:
+        if b.state == "open" and now - b.opened_at >= self.half_open_after:
+            return "half_open"
+        return b.state
 
     def _open(self, b: _Breaker) -> None:
         b.state, b.opened_at, b.successes, b.probe_since = "open", self._clock(), 0, None

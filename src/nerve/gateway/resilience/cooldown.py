@@ -2,7 +2,7 @@
 
 The gateway keeps one Cooldowns object across config reloads, so a reload forgets no cooldown.
 `cool` and `remaining` are `async` so a Redis-backed twin (a key with a TTL) can share them between
-replicas; this in-process version never awaits.
+replicas; this in-process version never awaits. Both satisfy `CooldownsSeam` (seams.py).
 """
 
 from __future__ import annotations

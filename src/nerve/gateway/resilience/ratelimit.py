@@ -13,7 +13,8 @@ one that clears last, and retry_after is when the request would pass the time-ba
 Memory is bounded: clients live in LRU order; each `acquire` forgets the least recent client if it
 has gone quiet (nothing in flight, bucket full again, window empty), and at `max_clients` the least
 recent one is forgotten regardless. `acquire`/`release` are `async` for the Redis-backed twin
-(redis_limits.py), whose `acquire` returns a lease that `release` hands back; here it is "".
+(redis_limits.py), whose `acquire` returns a lease that `release` hands back; here it is "". Both
+satisfy `LimiterSeam` (seams.py).
 """
 
 from __future__ import annotations
@@ -116,6 +117,14 @@ class RateLimiter:
             c.in_flight -= 1
             self._in_flight -= 1
             self._clients.move_to_end(client)  # LRU order is by last activity
+
+    def set_limits(
+        self, *, window_requests: int, burst: int, refill_per_second: float, max_concurrent: int
+    ) -> None:
+        """New limits for the clients kept (the shared limiter's fallback divides its own)."""
+        self.window_requests, self.burst = window_requests, burst
+        self.refill_per_second, self.max_concurrent = refill_per_second, max_concurrent
+        self._quiet_after = max(self.window_seconds, burst / refill_per_second)
 
     def snapshot(self) -> dict[str, Any]:
         return {

@@ -1,10 +1,10 @@
 """Circuit breakers kept in Redis (SPEC GW-19): the twin of `Breakers` for many replicas.
 
-The same state machine as breaker.py (closed → open after N consecutive failures → half-open
-after the timer → one probe at a time, presumed lost after `probe_timeout` → closed after
-`successes_to_close`; a late success while open does not close, a late failure while open does
-not extend), so a breaker tripped through one replica is open on all of them. Every transition is
-one Lua script, atomic across replicas:
+The same seam (`BreakersSeam`, seams.py) and the same state machine as breaker.py (closed →
+open after N consecutive failures → half-open after the timer → one probe at a time, presumed
+lost after `probe_timeout` → closed after `successes_to_close`; a late success while open does
+not close, a late failure while open does not extend), so a breaker tripped through one replica
+is open on all of them. Every transition is one Lua script, atomic across replicas:
 
     {prefix}br:{key}      HASH  state, failures, successes, opened_at, probe_since
     {prefix}br:index      SET   keys with a story, for `view()`
@@ -20,14 +20,16 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from nerve.clock import Clock
-from nerve.gateway.resilience.breaker import BreakerState, breaker_options, configure_breaker
+from nerve.gateway.resilience.breaker import breaker_options, configure_breaker
+from nerve.gateway.resilience.redis_cooldown import RedisCooldowns
 from nerve.gateway.resilience.redis_lua import GATE_LUA
+from nerve.gateway.resilience.seams import BreakerState
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from nerve.config import BreakerConfig
-    from nerve.gateway.resilience.redis_cooldown import RedisCooldowns
+    from nerve.gateway.resilience.seams import CooldownsSeam
 
 __all__ = ["RedisBreakers"]
 
@@ -153,8 +155,17 @@ class RedisBreakers:
             return float(verdict[1:]), False, False
         return 0.0, verdict != "0", verdict == "2"
 
-    async def gate(self, key: str, cooldowns: RedisCooldowns) -> tuple[float, bool, bool]:
-        """`Breakers.gate` in one script: (cooling seconds, admitted, pristine)."""
+    async def gate(self, key: str, cooldowns: CooldownsSeam) -> tuple[float, bool]:
+        """`Breakers.gate`: one script when the cooldowns are in Redis too, else two questions."""
+        if isinstance(cooldowns, RedisCooldowns):
+            cooling, admitted, _ = await self.gate_verdict(key, cooldowns)
+            return cooling, admitted
+        cooling = await cooldowns.remaining(key)
+        return (cooling, False) if cooling > 0 else (0.0, await self.allow(key))
+
+    async def gate_verdict(self, key: str, cooldowns: RedisCooldowns) -> tuple[float, bool, bool]:
+        """`gate` in one script, and whether `key` has no breaker story: (cooling, admitted,
+        pristine)."""
         keys, args = self.gate_call(key, cooldowns)
         return self.verdict(await self._gate(keys=keys, args=args))
 

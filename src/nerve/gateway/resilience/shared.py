@@ -1,16 +1,16 @@
 """Gateway state shared by replicas through Redis (SPEC GW-19): connection, heartbeat, policy.
 
-Without `redis.url` nothing here runs: `build_resilience` (state.py) hands out the in-process
-RateLimiter, Breakers and Cooldowns as they are. With it, it hands out their Shared* subclasses
-(shared_twins.py): each prefers its Redis twin (resilience/redis_*.py) and keeps its own
-in-process state as the fallback. `SharedState` owns what they share:
+Without `redis.url` nothing here runs: `build_resilience` (gateway/state.py) hands out the
+in-process RateLimiter, Breakers and Cooldowns as they are. With it, it hands out the Shared*
+classes (fallback.py): each asks its Redis twin (redis_*.py) and keeps an in-process object as
+the fallback. `SharedState` owns what they share:
 
 - the client (one pool; `timeout_seconds` per command, no client-side retries),
 - a heartbeat: `{prefix}replica:<id>` with a 10 s TTL, refreshed every 2 s, and the count of live
   replicas (`{prefix}replicas`, a ZSET scored by last beat),
 - the stats flush: the local Stats is a delta buffer pushed to Redis every second
-  (shared_stats.py); /stats, /metrics and /cost-performance read every replica's sum; the
-  learning router's statistics ride the same tick (`on_flush`, shared_learner.py),
+  (gateway/shared_stats.py); /stats, /metrics and /cost-performance read every replica's sum; the
+  learning router's statistics ride the same tick (`on_flush`, gateway/shared_learner.py),
 - the policy when Redis fails (`redis.on_error`): `local`, the in-process twins take over with
   the rate limits divided by the replicas last seen (N replicas still admit about one limit);
   `closed`, chat and fan-out requests get 503 `shared_state_unavailable`.
@@ -32,8 +32,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from nerve.clock import Clock
 from nerve.errors import ConfigError, SharedStateUnavailable
-from nerve.gateway.resilience import Clock
 from nerve.gateway.shared_stats import RedisStats
 from nerve.gateway.stats import Stats
 
