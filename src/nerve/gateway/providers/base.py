@@ -2,7 +2,8 @@
 
 A provider turns an OpenAI-shaped chat request into one upstream call and hands back
 OpenAI-shaped bytes. It raises only nerve.errors.UpstreamError subclasses: transport errors
-(aiohttp, timeouts, bad JSON) are translated here, once. To add a protocol, subclass Provider,
+(aiohttp, timeouts) are translated in one place, `TransportErrors`, which every upstream read
+and write goes through; bad JSON in `parse_json`. To add a protocol, subclass Provider,
 implement `complete` and `open_stream`, and register the class in `providers.PROTOCOLS`.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any, TypeVar
 
 import aiohttp
@@ -26,6 +28,7 @@ __all__ = [
     "Completion",
     "Provider",
     "Stream",
+    "TransportErrors",
     "error_message",
     "parse_json",
     "sse_events",
@@ -91,6 +94,7 @@ class Provider(ABC):
         self.config = config
         self.name = config.name
         self.session = session
+        self.transport_errors = TransportErrors(self.name)
         self.headers: dict[str, str] = {}
         self.timeout = aiohttp.ClientTimeout(
             total=config.timeout_seconds, connect=config.connect_timeout_seconds
@@ -116,23 +120,19 @@ class Provider(ABC):
 
     async def probe(self) -> None:
         """GET the model list; raise an UpstreamError unless it answers 2xx."""
-        try:
+        with self.transport_errors:
             async with self.session.get(
                 self.models_url, headers=self.headers, timeout=self.timeout
             ) as response:
                 raw = await response.read()
                 if response.status >= 300:
                     raise _status_error(self.name, response, raw)
-        except aiohttp.ClientError as e:
-            raise _transport_error(self.name, e) from e
-        except TimeoutError as e:
-            raise UpstreamTimeout(f"{self.name}: upstream timed out") from e
 
     async def _post(
         self, url: str, payload: dict[str, Any], headers: dict[str, str], *, stream: bool
     ) -> aiohttp.ClientResponse:
         """POST and return a 2xx response still open for reading, or raise an UpstreamError."""
-        try:
+        with self.transport_errors:
             response = await self.session.post(
                 url,
                 data=orjson.dumps(payload),
@@ -142,15 +142,11 @@ class Provider(ABC):
             if response.status >= 300:
                 async with response:
                     raise _status_error(self.name, response, await response.read())
-        except aiohttp.ClientError as e:
-            raise _transport_error(self.name, e) from e
-        except TimeoutError as e:
-            raise UpstreamTimeout(f"{self.name}: upstream timed out") from e
         return response
 
     async def _fetch(self, url: str, payload: dict[str, Any], headers: dict[str, str]) -> bytes:
         """POST and return the whole 2xx body (one coroutine: this is the hot path)."""
-        try:
+        with self.transport_errors:
             async with self.session.post(
                 url, data=orjson.dumps(payload), headers=headers, timeout=self.timeout
             ) as response:
@@ -158,10 +154,6 @@ class Provider(ABC):
                 if response.status >= 300:
                     raise _status_error(self.name, response, raw)
                 return raw
-        except aiohttp.ClientError as e:
-            raise _transport_error(self.name, e) from e
-        except TimeoutError as e:
-            raise UpstreamTimeout(f"{self.name}: upstream timed out") from e
 
 
 def parse_json(provider: str, data: str | bytes, what: str) -> Any:
@@ -176,9 +168,10 @@ async def sse_events(
     provider: str, response: aiohttp.ClientResponse, end: str
 ) -> AsyncGenerator[SSEEvent, None]:
     """The events of a streamed response as they arrive; a stream cut before `end` raises."""
-    parser = SSEParser()
+    parser, errors = SSEParser(), TransportErrors(provider)
     while True:
-        data = await transport_errors(provider, response.content.readany())
+        with errors:
+            data = await response.content.readany()
         if not data:
             raise UpstreamError(
                 f"{provider}: stream ended before {end}", code="upstream_stream_cut"
@@ -196,22 +189,50 @@ def _status_error(provider: str, response: aiohttp.ClientResponse, raw: bytes) -
     )
 
 
+class TransportErrors:
+    """The one place where aiohttp failures and timeouts become UpstreamErrors.
+
+    `with TransportErrors(provider):` around any upstream read or write: aiohttp's
+    ServerTimeoutError and a bare TimeoutError become UpstreamTimeout, a ClientConnectionError
+    UpstreamConnection, any other ClientError a plain UpstreamError (`upstream_error`); the
+    original stays the `__cause__`. Anything else (an UpstreamStatus, a cancellation) passes
+    through. A plain context manager holding only the name, so one instance is reusable, and
+    it costs no generator on the hot path.
+    """
+
+    __slots__ = ("provider",)
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        # ClientError first: aiohttp's ServerTimeoutError is a TimeoutError too.
+        if isinstance(error, aiohttp.ClientError):
+            raise _transport_error(self.provider, error) from error
+        if isinstance(error, TimeoutError):
+            raise UpstreamTimeout(f"{self.provider}: upstream timed out") from error
+
+
 def _transport_error(provider: str, e: aiohttp.ClientError) -> UpstreamError:
     if isinstance(e, aiohttp.ServerTimeoutError):
         return UpstreamTimeout(f"{provider}: upstream timed out")
     if isinstance(e, aiohttp.ClientConnectionError):
-        return UpstreamConnection(f"{provider}: {e or type(e).__name__}")
-    return UpstreamError(f"{provider}: {e or type(e).__name__}", code="upstream_error")
+        return UpstreamConnection(f"{provider}: {str(e) or type(e).__name__}")
+    return UpstreamError(f"{provider}: {str(e) or type(e).__name__}", code="upstream_error")
 
 
 async def transport_errors(provider: str, awaitable: Awaitable[T]) -> T:
-    """Await an aiohttp operation, translating its failures into UpstreamError."""
-    try:
+    """Await an aiohttp operation, translating its failures (through TransportErrors)."""
+    with TransportErrors(provider):
         return await awaitable
-    except aiohttp.ClientError as e:
-        raise _transport_error(provider, e) from e
-    except TimeoutError as e:
-        raise UpstreamTimeout(f"{provider}: upstream timed out") from e
 
 
 def error_message(raw: bytes) -> str:
