@@ -2,9 +2,11 @@
 
 `usermod -aG sudo bob`, `gpasswd -a bob wheel`, `adduser bob sudo` make an account an
 administrator; `useradd -o -u 0 x` makes a second root; `passwd root`, `chpasswd` and `usermod
--p` set passwords; `usermod -s /bin/bash nobody` lets a service account log in (all `high`,
-system). Adding a user to an ordinary group (`usermod -aG video bob`) or changing one's own
-password interactively (`passwd`) passes. To guard one more group, add it to _ADMIN_GROUPS.
+-p` set passwords, as `passwd bob` does for another account; `usermod -s /bin/bash nobody` lets
+a service account log in (all `high`, system); `useradd bob` adds a login that outlives the
+session (`high`, persistence). Adding a user to an ordinary group (`usermod -aG video bob`) or
+changing one's own password interactively (`passwd`) passes. To guard one more group, add it
+to _ADMIN_GROUPS.
 """
 
 from __future__ import annotations
@@ -62,15 +64,20 @@ def _adduser(inv: Invocation) -> Finding:
     pos = positionals(inv.args, _VALUE_OPTS)
     if len(pos) == 2 and pos[1] in _ADMIN_GROUPS:
         return _granted(f"{inv.prog} adds {pos[0]} to the {pos[1]} group")
-    return _usermod(inv)
+    granted = _usermod(inv)
+    if granted.blocks or len(pos) != 1 or "-D" in inv.args:  # -D: show or set the defaults
+        return granted
+    return Finding("high", f"{inv.prog} creates the login account {pos[0]}", "persistence")
 
 
 def _passwd(inv: Invocation) -> Finding:
     if inv.prog == "chpasswd" or "--stdin" in inv.args:
         return _granted(f"{inv.prog} sets account passwords")
-    short, _ = flags_of(inv.args)
+    short, long = flags_of(inv.args)
     pos = positionals(inv.args)
-    if short & {"d", "u"} or (pos and pos[0] == "root"):
+    if "S" in short or "--status" in long:  # shows the account's state; changes nothing
+        return LOW
+    if short & {"d", "u", "l"} or pos:
         return _granted("passwd changes another account's password or lock")
     return LOW
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from shlex import join, quote
 
+from nerve.safety.hunts import find_hunt
 from nerve.safety.invocation import Invocation
 from nerve.safety.paths import classify, is_os_critical
 from nerve.safety.targets import WHERE, judge_delete, outside_workspace, workspace_of
@@ -102,7 +103,7 @@ def find(inv: Invocation) -> Finding:
                 level: RiskLevel = "high" if cls in ("root", "system_root") else "medium"
                 why = f"find changes permissions under {WHERE[cls]} ({root})"
                 best = higher(best, Finding(level, why, "system"))
-    return best
+    return best if best.blocks else higher(best, find_hunt(own, roots))
 
 
 def overwrites_each(prog: str, args: list[str]) -> bool:

@@ -14,7 +14,7 @@ import re
 from nerve.safety.findrules import fed_by_find, find, overwrites_each
 from nerve.safety.invocation import Invocation, flags_of, positionals
 from nerve.safety.paths import classify
-from nerve.safety.sensitive import system_file
+from nerve.safety.sensitive import history_file, system_file
 from nerve.safety.targets import (
     WHERE,
     judge_delete,
@@ -44,6 +44,9 @@ def _rm(inv: Invocation) -> Finding:
             return fed
         if words[0] in ("echo", "printf"):
             targets = [part for word in words[1:] for part in word.split()]
+        elif words[0] == "ls":  # `ls ~ | xargs rm -rf` deletes what `rm -rf ~/*` would
+            listed = [w for w in words[1:] if not w.startswith("-")] or ["."]
+            targets = [w.rstrip("/") + "/*" for w in listed]
         elif recursive:
             return Finding("medium", "rm -r deletes paths read from a pipe", "destructive")
     if not targets:
@@ -98,8 +101,8 @@ def _shred(inv: Invocation) -> Finding:
             why = f"shred destroys the disk device {target}"
             return Finding("critical", why, "destructive")
         ws = workspace_of(target, inv.ctx)
-        if ws == "outside":
-            best = higher(best, outside_workspace("shred", "destroys", target))
+        if ws == "outside" or history_file(target):
+            best = higher(best, judge_write(target, inv.ctx, "shred", action="destroys"))
             continue
         level: RiskLevel = (
             "high" if cls in ("system", "system_root", "root", "home_root") else "medium"

@@ -134,10 +134,14 @@ _RUNS = frozenset({"core.hookspath", "core.fsmonitor", "core.sshcommand", "core.
 
 
 def _config(pos: list[str]) -> Finding:
-    """`git config core.hooksPath DIR` and friends plant code that every commit runs."""
+    """`git config core.hooksPath DIR` and friends plant code that every commit runs;
+    `credential.helper store` keeps every password git is given in a plain file."""
     if len(pos) < 2:
         return LOW
     key, value = pos[0].lower(), pos[1]
+    if key == "credential.helper" and value.split()[:1] == ["store"]:
+        why = "git config credential.helper store keeps every password in a plain file"
+        return Finding("high", why, "credentials")
     in_repo = value.startswith((".githooks", ".husky", "hooks")) or value in ("false", "true")
     if key in ("core.hookspath", "core.fsmonitor") and not in_repo:
         why = f"git config {pos[0]} makes git run programs from {value}"

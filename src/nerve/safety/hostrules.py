@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from nerve.safety.invocation import Invocation, flags_of, positionals
+from nerve.safety.machinerules import MACHINE_RULES
 from nerve.safety.paths import is_os_critical
 from nerve.safety.sensitive import secret_file, system_file
 from nerve.safety.verdict import LOW, Finding, wordset
@@ -258,4 +259,5 @@ HOST_RULES: dict[str, Rule] = {
     "crontab": _crontab,
     **dict.fromkeys(_CRACKERS | _DUMPERS, _cracker),
     **dict.fromkeys(("mail", "mailx", "mutt", "s-nail", "neomutt"), _mail),
+    **MACHINE_RULES,
 }

@@ -89,6 +89,11 @@ _REVEALS: dict[str, list[tuple[tuple[str, ...], frozenset[str]]]] = {
     "aws": [
         (("configure", "export-credentials"), frozenset()),
         (("ecr", "get-login-password"), frozenset()),
+        (("sts", "get-session-token"), frozenset()),  # a fresh key pair, printed
+        (("sts", "get-federation-token"), frozenset()),
+        (("sts", "assume-role"), frozenset()),
+        (("sts", "assume-role-with-saml"), frozenset()),
+        (("sts", "assume-role-with-web-identity"), frozenset()),
     ],
     "kubectl": [(("config", "view"), wordset("--raw --flatten"))],
     "gcloud": [

@@ -22,7 +22,7 @@ import re
 from nerve.safety.paths import expand
 from nerve.safety.verdict import RiskLevel
 
-__all__ = ["persistence_file", "secret_file", "system_file"]
+__all__ = ["history_file", "persistence_file", "secret_file", "system_file"]
 
 _HOME = r"(?:/home/[^/]+|/root|/Users/[^/]+)"
 _PERSISTENCE = re.compile(
@@ -106,6 +106,12 @@ def secret_file(path: str) -> tuple[RiskLevel, str] | None:
     if "history" in real and _HISTORY.search(real):
         return "medium", f"a shell history that may hold secrets ({path})"
     return None
+
+
+def history_file(path: str) -> bool:
+    """Whether `path` is a shell's or a REPL's history: deleting one hides what was run."""
+    real = _real(path)
+    return real is not None and "history" in real and _HISTORY.search(real) is not None
 
 
 def system_file(path: str) -> str | None:

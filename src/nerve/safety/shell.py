@@ -24,6 +24,7 @@ from nerve.safety.hostrules import HOST_RULES
 from nerve.safety.inline import CODE_FLAGS, api_calls, awk, interpreter
 from nerve.safety.invocation import Ctx, Invocation
 from nerve.safety.lexer import SUB, Command, Script, lex
+from nerve.safety.machinerules import history_off
 from nerve.safety.netrules import NET_RULES, sent_on
 from nerve.safety.normalize import normalize
 from nerve.safety.pipelines import EXTRA, judge_pipeline, judge_subs, makes_temp
@@ -69,7 +70,7 @@ _LOOKUPS = frozenset({"which", "command", "type", "whereis"})  # $(which python)
 # Substitutions that print a path: `$(dirname "$0")/run.sh` runs a file, like `./run.sh`.
 _PATH_PRINTERS = frozenset({"dirname", "readlink", "realpath", "pwd", "mktemp"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
-_DOWNLOADERS = wordset("curl wget fetch aria2c http https xh nc ncat netcat socat telnet")
+_DOWNLOADERS = wordset("curl wget fetch aria2c http https xh nc ncat netcat socat telnet ssh")
 _DECODERS = frozenset({"base64", "base32", "xxd", "openssl", "uudecode", "rev", "gunzip", "zcat"})
 _SQL_CLIENTS = wordset(
     "psql mysql mariadb clickhouse-client clickhouse sqlcmd cqlsh snowsql duckdb cockroach "
@@ -170,7 +171,7 @@ def _dispatch(inv: Invocation) -> Finding:
     if prog in READERS:
         return judge_reader(inv)
     if prog == "sed":
-        return sed_in_place(inv)
+        return higher(sed_in_place(inv), judge_reader(inv))
     if prog in _DATA and prog != "source" and prog != ".":
         return LOW
     if "--help" in args or args[:1] == ["help"] or args in (["-h"], ["--version"], ["version"]):
@@ -271,12 +272,13 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
             if value == SUB and makes_temp(cmd):
                 value = "/tmp/mktemp.XXXXXX"  # d=$(mktemp -d): a fresh directory under /tmp
             ctx.env[name.rstrip("+")] = value
+            best = higher(best, history_off(name, value))
         ctx.version += 1
         return best
     if best.blocks or words[assigned] in _PLAIN_DATA:
-        if words[assigned] in READERS and not best.blocks:  # judged by what they read
+        if not best.blocks and (words[assigned] in READERS or words[assigned] in HOST_RULES):
             inv = Invocation(words[assigned], words[assigned + 1 :], cmd, upstream, False, ctx)
-            return higher(best, judge_reader(inv))
+            return higher(best, _dispatch(inv))  # by what they read, and host rules (tar -C /)
         return best
     if words[assigned] in _CD:
         _cd(_expand(words[assigned:], ctx.env), ctx)

@@ -17,7 +17,7 @@ from typing import Literal
 
 from nerve.safety.invocation import Ctx
 from nerve.safety.paths import PathClass, classify, expand, is_os_critical
-from nerve.safety.sensitive import persistence_file, secret_file, system_file
+from nerve.safety.sensitive import history_file, persistence_file, secret_file, system_file
 from nerve.safety.verdict import LOW, Finding, RiskLevel, risk_rank
 
 __all__ = [
@@ -124,6 +124,8 @@ def _sensitive_delete(path: str, verb: str) -> Finding | None:
     system = system_file(path)
     if system is not None:
         return Finding("high", f"{verb} deletes {system}", "system")
+    if history_file(path):  # covering tracks: an agent has no reason to hide what it ran
+        return Finding("high", f"{verb} destroys the shell history {path}", "system")
     return None
 
 
@@ -185,6 +187,8 @@ def judge_write(
     system = system_file(path)
     if system is not None:
         return Finding("high", f"{verb} {action} {system}", "system")
+    if not append and history_file(path):  # emptied or replaced: what was run is gone
+        return Finding("high", f"{verb} {action} the shell history {path}", "system")
     if workspace_of(path, ctx) == "outside":
         if append:
             return Finding("medium", f"{verb} {action} {path}, outside the workspace", "workspace")

@@ -155,8 +155,18 @@ def _kill(inv: Invocation) -> Finding:
     if inv.prog == "killall5" or {"-1", "1"} & set(targets) or "-1" in inv.args[1:]:
         return Finding("critical", "kill targets every process (or init)")
     if inv.prog in ("pkill", "killall"):
+        vital = [t for t in targets if t.lower().strip("^$") in _VITAL]
+        if vital:  # what keeps the machine reachable, logged or defended
+            why = f"{inv.prog} kills {vital[0]}, which keeps the machine reachable or watched"
+            return Finding("high", why, "system")
         return Finding("medium", f"{inv.prog} kills processes by name")
     return LOW
+
+
+_VITAL = wordset(
+    "sshd init systemd dockerd containerd kubelet auditd rsyslogd syslog-ng journald "
+    "systemd-journald falcon-sensor osqueryd wazuh-agent ossec clamd fail2ban-server crond cron"
+)
 
 
 def _crontab(inv: Invocation) -> Finding:

@@ -63,6 +63,8 @@ _SECRETS = (
     r"|\.(?:bash|zsh)rc|\.profile|bash_profile|\.git/hooks/|printenv|/environ|_history|npmrc"
     r"|pypirc|s3cfg|\.boto\b|credentials|logins\.json|key[34]\.db|cookies|login data|keychain"
     r"|keyring|rclone\.conf|huggingface|>\s*[\"']?\.\./"
+    r"|passw|secret|api\S{0,6}key|private.?key|\.pem\b|\.p12\b|\.kdbx|histfile|history -c"
+    r"|hist(?:file)?size|savehist|set \+o history"
     r"|\$\{?\w*(?:secret|token|passw|api_?key|apikey|private_key|access_key|credential|_pass\b|_key\b)"
 )
 
