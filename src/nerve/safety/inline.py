@@ -1,9 +1,12 @@
 """Code handed to an interpreter inline: `python -c`, `perl -e`, `node -e`, `ruby -e`, `awk`.
 
-Three things are looked for in the code: shell-outs (`os.system('...')`, `execSync`, backticks),
-whose command string is judged as shell; file deletion APIs (`shutil.rmtree`, `FileUtils.rm_rf`,
-`fs.rmSync`), judged by their path like `rm`; and calls of destructive API methods
-(`client.deleteIndex(...)`, `Project.destroy_all`).
+Looked for in the code: shell-outs (`os.system('...')`, `execSync`, backticks), whose command
+string is judged as shell; file deletion APIs (`shutil.rmtree`, `FileUtils.rm_rf`, `fs.rmSync`),
+judged by their path like `rm`; writes (`open('/etc/passwd', 'a')`, `fs.appendFileSync`,
+`file_put_contents`), judged by their path like `>>`; calls of destructive API methods
+(`client.deleteIndex(...)`, `Project.destroy_all`); secrets named in string literals, read; and
+code that both reads a secret (or the environment) and talks to the network, which sends it
+(`requests.post(url, data=open('.env').read())`: `high`, exfiltration).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import re
 
 from nerve.safety.invocation import Invocation, positionals
-from nerve.safety.targets import judge_delete, judge_read
+from nerve.safety.targets import judge_delete, judge_read, judge_write
 from nerve.safety.verdict import LOW, Finding, higher
 
 __all__ = ["CODE_FLAGS", "api_calls", "awk", "check_code", "interpreter"]
@@ -68,6 +71,54 @@ _SOCKET = re.compile(
 _SHELL_IO = re.compile(r"dup2|pty\.spawn|/bin/(?:ba|z)?sh|\bcmd\.exe|spawn\(\s*['\"](?:ba)?sh")
 
 
+# A file opened for writing, or written by a one-call API: (the path literal, the mode literal).
+_WRITE = re.compile(
+    r"\bopen\s*\(\s*(?P<path>" + _STRING + r")\s*,\s*(?P<mode>" + _STRING + r")|"
+    r"(?:appendFileSync|writeFileSync|appendFile|writeFile|file_put_contents|File\.write|"
+    r"IO\.write|File\.open)\s*\(\s*(?P<target>" + _STRING + r")"
+)
+_NETWORK = re.compile(
+    r"requests\.(?:post|put|get|patch)|urllib|urlopen|http\.client|httpx|\bfetch\s*\(|axios|"
+    r"https?\.request|Net::HTTP|curl_exec|socket|smtplib|aiohttp"
+)
+_ENVIRON = re.compile(r"os\.environ|process\.env\b|ENV\.to_h|\$_ENV|getenv\(\)")
+_ANY_LITERAL = re.compile(r"""["']([^"'\s]*[./][^"'\s]*)["']""")
+
+
+_WRITE_MODE = re.compile(r",\s*['\"][wax]\+?b?['\"]|appendFile|writeFile|file_put_contents")
+
+
+def _writes(code: str, inv: Invocation) -> Finding:
+    best = LOW
+    for m in _WRITE.finditer(code):
+        path, mode = m.group("path") or m.group("target"), m.group("mode")
+        if path is None or (mode is not None and not set(_unquote(mode)) & set("wax+")):
+            continue
+        append = (mode is not None and "a" in mode) or "append" in code[m.start() : m.end()].lower()
+        found = judge_write(_unquote(path), inv.ctx, f"{inv.prog} code", append=append)
+        best = higher(best, found)
+    if not best.blocks and _WRITE_MODE.search(code):  # open(expanduser('~/.bashrc'), 'a')
+        for m in _PATH_LITERAL.finditer(code):
+            found = judge_write(m.group(1), inv.ctx, f"{inv.prog} code", append=True)
+            planted = found.blocks and found.category == "persistence"  # not a file read here
+            best = higher(best, found if planted else LOW)
+    return best
+
+
+def _sends(code: str, prog: str) -> Finding:
+    """Code that reads a secret file, or the whole environment, and talks to the network."""
+    if not _NETWORK.search(code):
+        return LOW
+    if _ENVIRON.search(code) and ("dict(" in code or "json" in code or "str(" in code):
+        return Finding("high", f"{prog} code sends the environment over the network",
+                       "exfiltration")  # fmt: skip
+    for m in _ANY_LITERAL.finditer(code):
+        if judge_read(m.group(1), prog).risk != "low":
+            why = f"{prog} code sends {m.group(1)} over the network"
+            return Finding("high", why, "exfiltration")
+    return LOW
+
+
 def _unquote(literal: str) -> str:
     return literal[1:-1] if literal[:1] in ("'", '"') else literal
 
@@ -104,6 +155,8 @@ def check_code(code: str, inv: Invocation) -> Finding:
                 verb=f"{inv.prog} {fn}",
             ),
         )
+    if not best.blocks:
+        best = higher(best, higher(_writes(code, inv), _sends(code, inv.prog)))
     return higher(best, api_calls(code, inv.prog))
 
 

@@ -25,6 +25,7 @@ class Ctx:
     version: int = 0  # bumped on every assignment: a line judged at this version means the same
     scope: Scope = DEFAULT_SCOPE  # the workspace and SQL mode the check was asked under
     cwd: str | None = None  # after a `cd`: where relative paths point now ("" = unknowable)
+    fetched: set[str] = field(default_factory=set)  # files a downloader wrote (computed.py)
 
     def nested(self, text: str, label: str, *, remote: bool = False) -> Finding:
         """Judge text that this command will run as a script (bash -c, eval, ssh host CMD)."""

@@ -17,6 +17,7 @@ import re
 
 from nerve.safety.accountrules import ACCOUNT_RULES
 from nerve.safety.clirules import CLI_RULES, generic_cli, sql_client
+from nerve.safety.computed import computed_program, fetched_run
 from nerve.safety.exfilrules import CHANNEL_RULES, piped_off
 from nerve.safety.feeds import judge_fed
 from nerve.safety.fsrules import FS_RULES, sed_in_place
@@ -66,9 +67,6 @@ _DATA = wordset(
 _PLAIN_DATA = _DATA - WRAPPERS - {"source", ".", "sed", "cd", "pushd", "popd"}
 _CD = frozenset({"cd", "pushd", "popd"})
 _CD_HEADS = ("cd ", "pushd ", "popd")
-_LOOKUPS = frozenset({"which", "command", "type", "whereis"})  # $(which python) names a program
-# Substitutions that print a path: `$(dirname "$0")/run.sh` runs a file, like `./run.sh`.
-_PATH_PRINTERS = frozenset({"dirname", "readlink", "realpath", "pwd", "mktemp"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 _DOWNLOADERS = wordset("curl wget fetch aria2c http https xh nc ncat netcat socat telnet ssh")
 _DECODERS = frozenset({"base64", "base32", "xxd", "openssl", "uudecode", "rev", "gunzip", "zcat"})
@@ -292,43 +290,11 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
             return higher(best, fed)
     if not words or best.blocks:
         return best
-    computed = _computed_program(cmd, words, ctx)
+    computed = computed_program(cmd, words, ctx) or fetched_run(cmd, words, ctx)
     if computed is not None:
         return higher(best, computed)
     inv = Invocation(basename(words[0]), words[1:], cmd, upstream, from_xargs, ctx)
     return higher(best, _dispatch(inv))
-
-
-def _computed_program(cmd: Command, words: list[str], ctx: Ctx) -> Finding | None:
-    """A program named by a substitution (`$(echo rm) -rf /`): judged as the command it makes
-    when the substitution plainly prints a name (echo/printf, which/command -v); refused
-    otherwise, since nothing tells what would run."""
-    if SUB not in words[0]:
-        return None
-    for script in cmd.subs:
-        for pipeline in script:
-            if not pipeline.commands:
-                continue
-            last = pipeline.commands[-1]
-            if (
-                last.words
-                and last.words[0] in _PATH_PRINTERS
-                and (words[0] != SUB or not words[1:])
-            ):
-                return LOW  # a file nerve cannot see (`$(dirname "$0")/build.sh`), as ./x
-            text = echoed(last)
-            if text is None and last.words and last.words[0] in _LOOKUPS:
-                names = [a for a in last.words[1:] if not a.startswith("-")]
-                text = names[0] if names else None
-            if text and text.strip():
-                program = words[0].replace(SUB, text.strip(), 1)
-                made = " ".join([program, *words[1:]])
-                return ctx.nested(made, "with its program named by a substitution")
-    return Finding(
-        "high",
-        "the program to run is computed at run time by a substitution; nerve cannot tell what runs",
-        "code",
-    )
 
 
 def _walk(script: Script, ctx: Ctx, label: str = "") -> Finding:
