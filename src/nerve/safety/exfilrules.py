@@ -18,6 +18,8 @@ import re
 
 from nerve.safety.invocation import Invocation, positionals
 from nerve.safety.lexer import Command
+from nerve.safety.paths import classify
+from nerve.safety.secretrules import secret_refs
 from nerve.safety.sensitive import secret_file
 from nerve.safety.verdict import LOW, Finding, RiskLevel, wordset
 from nerve.safety.wrappers import prog_of
@@ -44,6 +46,7 @@ _DROP_HOSTS = re.compile(
 _URL_HOST = re.compile(r"^(?:[a-z]+://)?(?:[^@/]*@)?(\[[0-9a-f:]+\]|[^/:?#]+)", re.IGNORECASE)
 _IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 _LOCAL = ("127.", "0.0.0.0", "localhost")
+_WHOLE = frozenset({"root", "home_root", "system_root"})
 
 
 def _reads_stdin(prog: str, args: list[str]) -> bool:
@@ -67,7 +70,12 @@ def _payload(cmd: Command) -> tuple[str, bool] | None:
     if prog in ("env", "printenv", "set", "history"):
         return "the environment" if prog != "history" else "the shell history", False
     if prog in _ARCHIVERS or (prog == "git" and args[:1] in (["archive"], ["bundle"])):
+        whole = [p for p in positionals(args) if p in ("~", "/") or classify(p) in _WHOLE]
+        if whole:  # a whole home or the system is no ordinary archive, even to a known host
+            return f"an archive of {whole[0]} made by {prog}", False
         return f"an archive made by {prog}", True
+    if prog in ("echo", "printf") and secret_refs(args):
+        return f"the secret ${secret_refs(args)[0]}", False
     if prog in _READERS:
         for path in positionals(args):
             if secret_file(path) is not None:
@@ -124,13 +132,30 @@ def upload_target(inv: Invocation, path: str) -> Finding | None:
 _REMOTE_FORWARD = re.compile(r"-[46AaCfGgKkMNnqsTtVvXxYy]*R.*")
 
 
+_LOGIN_PORTS = (":22", ":3389", ":5900")  # ssh, remote desktop, VNC: a way in, not a service
+
+
 def _ssh_tunnel(inv: Invocation) -> Finding:
-    """`ssh -R`: high to a bare address (a host no ssh config names), else medium."""
-    for arg in inv.args:
+    """`ssh -R`: high to a bare address (a host no ssh config names) or when the port it opens
+    leads to this machine's login (ssh, RDP, VNC), else medium."""
+    for arg, spec in zip(inv.args, [*inv.args[1:], ""], strict=True):
         if _REMOTE_FORWARD.fullmatch(arg) or arg.lower().startswith("-oremoteforward"):
             bare = any(_IPV4.match(a.rsplit("@", 1)[-1]) for a in inv.args if "@" in a)
+            login = (arg if len(arg) > 2 and ":" in arg else spec).endswith(_LOGIN_PORTS)
             why = "ssh -R opens a port on another host into this machine"
-            return Finding("high" if bare else "medium", why, "exfiltration")
+            if login:
+                why += "'s login"
+            return Finding("high" if bare or login else "medium", why, "exfiltration")
+    return LOW
+
+
+def _ngrok(inv: Invocation) -> Finding:
+    """`ngrok tcp 22`: this machine's login on a public address (high); other ports: medium."""
+    pos = positionals(inv.args)
+    if pos[:1] in (["tcp"], ["http"], ["tls"]) and len(pos) > 1:
+        port = pos[1].rsplit(":", 1)[-1]
+        level: RiskLevel = "high" if f":{port}" in _LOGIN_PORTS else "medium"
+        return Finding(level, f"ngrok puts local port {port} on a public address", "exfiltration")
     return LOW
 
 
@@ -145,7 +170,26 @@ def _x_display(inv: Invocation) -> Finding:
     return LOW
 
 
+def _served(inv: Invocation) -> Finding:
+    """`python3 -m http.server` in a home or /, `php -S 0:80 -t /`: files served to anyone."""
+    args = inv.args
+    module = next((n for a, n in zip(args, [*args[1:], ""], strict=True) if a == "-m"), "")
+    if module not in ("http.server", "SimpleHTTPServer") and not (
+        inv.prog == "php" and "-S" in args
+    ):
+        return LOW
+    flags = ("--directory", "-d", "-t")
+    where = next((n for a, n in zip(args, [*args[1:], ""], strict=True) if a in flags), "")
+    where = where or inv.ctx.cwd or "."
+    if where in ("~", "/") or classify(where) in _WHOLE:
+        why = f"{inv.prog} serves {where} to the network"
+        return Finding("high", why, "exfiltration")
+    return LOW
+
+
 CHANNEL_RULES = {
     "ssh": _ssh_tunnel,
+    "ngrok": _ngrok,
+    **dict.fromkeys(("python", "python2", "python3", "php"), _served),
     **dict.fromkeys(("xterm", "uxterm", "urxvt", "rxvt", "aterm", "xfce4-terminal"), _x_display),
 }

@@ -238,7 +238,28 @@ def _metadata(inv: Invocation) -> Finding:
     return LOW
 
 
+_CAPS = re.compile(
+    r"cap_(?:setuid|setgid|sys_admin|sys_ptrace|dac_override|dac_read_search|"
+    r"sys_module|chown|fowner)|^=?ep$|all",
+    re.IGNORECASE,
+)
+
+
+def _setcap(inv: Invocation) -> Finding:
+    if any(_CAPS.search(a) for a in positionals(inv.args)[:1]) and "-r" not in inv.args:
+        return _system(f"setcap grants {inv.prog} root's powers to a program")
+    return LOW
+
+
+def _getent(inv: Invocation) -> Finding:
+    if positionals(inv.args)[:1] in (["shadow"], ["gshadow"]):
+        return Finding("high", f"getent {inv.args[-1]} prints password hashes", "credentials")
+    return LOW
+
+
 HOST_RULES: dict[str, Rule] = {
+    "setcap": _setcap,
+    "getent": _getent,
     **dict.fromkeys(("aws", "gsutil", "gcloud", "rclone"), _cloud_copy),
     **dict.fromkeys(("tar", "unzip", "bsdtar"), _extract),
     "chmod": _chmod,

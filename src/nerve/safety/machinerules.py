@@ -5,9 +5,10 @@ rewrite what the system boots from or is protected by; `docker run -v /:/host`, 
 with the host's namespaces, and `nsenter -t 1` hand a container the host; `visudo` fed by a pipe
 edits who may be root without an editor in the way (all `high`, system). `history -c`, `unset
 HISTFILE`, `HISTFILE=/dev/null`, `set +o history` stop the shell from keeping what it ran
-(`high`, system: an agent has no reason to hide its commands). Reading (`mount`, `findmnt`,
-`docker run -v $PWD:/app`) passes. These are host rules (hostrules.py): only blocking findings
-count, and the program's own rule still judges the rest.
+(`high`, system: an agent has no reason to hide its commands); `LD_PRELOAD=/tmp/x.so` loads a
+library from a temporary or home path into every program started after it (`high`, code).
+Reading (`mount`, `findmnt`, `docker run -v $PWD:/app`) passes. These are host rules
+(hostrules.py): only blocking findings count, and the program's own rule still judges the rest.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from collections.abc import Callable
 from itertools import pairwise
 
 from nerve.safety.invocation import Invocation, flags_of, positionals
-from nerve.safety.paths import is_block_device, is_os_critical
+from nerve.safety.paths import classify, is_block_device, is_os_critical
 from nerve.safety.verdict import LOW, Finding
 
-__all__ = ["MACHINE_RULES", "history_off"]
+__all__ = ["MACHINE_RULES", "assigned"]
 
 Rule = Callable[[Invocation], Finding]
 _HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "SAVEHIST"})
@@ -99,8 +100,11 @@ def _nsenter(inv: Invocation) -> Finding:
     return LOW
 
 
-def history_off(name: str, value: str) -> Finding:
-    """`HISTFILE=/dev/null`, `HISTSIZE=0`: the shell stops keeping what it runs."""
+def assigned(name: str, value: str) -> Finding:
+    """`HISTFILE=/dev/null`, `HISTSIZE=0`: the shell stops keeping what it runs;
+    `LD_PRELOAD=/tmp/x.so`: every program loads that library."""
+    if name in ("LD_PRELOAD", "LD_AUDIT") and classify(value) in ("temp", "home", "home_root"):
+        return Finding("high", f"{name} loads {value} into every program started", "code")
     if name in _HISTORY_VARS and value in ("", "0", "/dev/null"):
         return Finding("high", f"{name}={value or '(empty)'} stops the shell keeping its history",
                        "system")  # fmt: skip
@@ -118,7 +122,7 @@ def _history(inv: Invocation) -> Finding:
     if inv.prog == "export":
         for arg in args:
             name, eq, value = arg.partition("=")
-            if eq and (found := history_off(name, value)).blocks:
+            if eq and (found := assigned(name, value)).blocks:
                 return found
     return LOW
 

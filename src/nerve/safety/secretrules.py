@@ -27,7 +27,7 @@ from nerve.safety.lexer import Command
 from nerve.safety.verdict import Finding, wordset
 from nerve.safety.wrappers import ASSIGN, basename
 
-__all__ = ["SECRET_CLIS", "env_read", "reveals_secret"]
+__all__ = ["SECRET_CLIS", "env_read", "reveals_secret", "secret_refs"]
 
 _SECRET_NAME = re.compile(
     r"SECRET|TOKEN|PASSWORD|PASSWD|APIKEY|API_KEY|PRIVATE_KEY|ACCESS_KEY|CREDENTIAL|"
@@ -40,7 +40,7 @@ _DUMPERS = wordset("printenv env")
 _ECHOES = wordset("echo printf print")
 
 
-def _secret_refs(words: list[str]) -> list[str]:
+def secret_refs(words: list[str]) -> list[str]:
     names: list[str] = []
     for word in words:
         if "$" in word:
@@ -76,7 +76,7 @@ def env_read(cmd: Command, piped: bool) -> Finding | None:
             return Finding("medium", why, "credentials")
         return None
     if prog in _ECHOES and not piped:
-        secret = _secret_refs(args)
+        secret = secret_refs(args)
         if secret:
             why = f"{prog} prints the secret variable {secret[0]}"
             return Finding("high", why, "credentials")
@@ -112,6 +112,7 @@ _REVEALS: dict[str, list[tuple[tuple[str, ...], frozenset[str]]]] = {
     ],
     "secret-tool": [(("lookup",), frozenset())],
     "heroku": [(("auth:token",), frozenset())],
+    "vault": [(("print", "token"), frozenset())],  # kv get: app config, as the tests decide
     "doctl": [(("auth", "token"), frozenset())],
 }
 _REVEALS["oc"] = _REVEALS["kubectl"]

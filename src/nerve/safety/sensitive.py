@@ -22,7 +22,13 @@ import re
 from nerve.safety.paths import expand
 from nerve.safety.verdict import RiskLevel
 
-__all__ = ["history_file", "persistence_file", "secret_file", "system_file"]
+__all__ = [
+    "history_file",
+    "persistence_file",
+    "secret_file",
+    "system_binary",
+    "system_file",
+]
 
 _HOME = r"(?:/home/[^/]+|/root|/Users/[^/]+)"
 _PERSISTENCE = re.compile(
@@ -106,6 +112,19 @@ def secret_file(path: str) -> tuple[RiskLevel, str] | None:
     if "history" in real and _HISTORY.search(real):
         return "medium", f"a shell history that may hold secrets ({path})"
     return None
+
+
+# Programs the system itself runs: anything in /bin or /sbin, and the core of /usr/bin.
+_SYSTEM_BINARY = re.compile(
+    r"^/s?bin/[^/]+$|^/usr/s?bin/(?:sh|bash|dash|zsh|ls|cat|ps|su|sudo|login|passwd|ssh|sshd|"
+    r"top|netstat|ss|find|id|whoami|env|python3?|perl|chsh|chfn|newgrp|mount|crontab|systemctl)$"
+)
+
+
+def system_binary(path: str) -> bool:
+    """Whether `path` is a program the system runs: replacing it plants code in every use."""
+    real = _real(path)
+    return real is not None and _SYSTEM_BINARY.match(real) is not None
 
 
 def history_file(path: str) -> bool:

@@ -25,7 +25,7 @@ from nerve.safety.hostrules import HOST_RULES
 from nerve.safety.inline import CODE_FLAGS, api_calls, awk, interpreter
 from nerve.safety.invocation import Ctx, Invocation
 from nerve.safety.lexer import SUB, Command, Script, lex
-from nerve.safety.machinerules import history_off
+from nerve.safety.machinerules import assigned as judge_assignment
 from nerve.safety.netrules import NET_RULES, sent_on
 from nerve.safety.normalize import normalize
 from nerve.safety.pipelines import EXTRA, judge_pipeline, judge_subs, makes_temp
@@ -270,7 +270,7 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
             if value == SUB and makes_temp(cmd):
                 value = "/tmp/mktemp.XXXXXX"  # d=$(mktemp -d): a fresh directory under /tmp
             ctx.env[name.rstrip("+")] = value
-            best = higher(best, history_off(name, value))
+            best = higher(best, judge_assignment(name, value))
         ctx.version += 1
         return best
     if best.blocks or words[assigned] in _PLAIN_DATA:

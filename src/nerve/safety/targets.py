@@ -17,7 +17,13 @@ from typing import Literal
 
 from nerve.safety.invocation import Ctx
 from nerve.safety.paths import PathClass, classify, expand, is_os_critical
-from nerve.safety.sensitive import history_file, persistence_file, secret_file, system_file
+from nerve.safety.sensitive import (
+    history_file,
+    persistence_file,
+    secret_file,
+    system_binary,
+    system_file,
+)
 from nerve.safety.verdict import LOW, Finding, RiskLevel, risk_rank
 
 __all__ = [
@@ -187,6 +193,8 @@ def judge_write(
     system = system_file(path)
     if system is not None:
         return Finding("high", f"{verb} {action} {system}", "system")
+    if not append and system_binary(path):
+        return Finding("high", f"{verb} {action} the system program {path}", "system")
     if not append and history_file(path):  # emptied or replaced: what was run is gone
         return Finding("high", f"{verb} {action} the shell history {path}", "system")
     if workspace_of(path, ctx) == "outside":

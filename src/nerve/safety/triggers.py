@@ -64,7 +64,8 @@ _SECRETS = (
     r"|pypirc|s3cfg|\.boto\b|credentials|logins\.json|key[34]\.db|cookies|login data|keychain"
     r"|keyring|rclone\.conf|huggingface|>\s*[\"']?\.\./"
     r"|passw|secret|api\S{0,6}key|private.?key|\.pem\b|\.p12\b|\.kdbx|histfile|history -c"
-    r"|hist(?:file)?size|savehist|set \+o history"
+    r"|hist(?:file)?size|savehist|set \+o history|\.azure/|\.my\.cnf|/ssl/private|\.vault-token"
+    r"|\.oci/|databrickscfg|\.config/gh/|ld_preload|setcap|http\.server|simplehttpserver|ngrok"
     r"|\$\{?\w*(?:secret|token|passw|api_?key|apikey|private_key|access_key|credential|_pass\b|_key\b)"
 )
 
