@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from shlex import quote
 
+from nerve.safety.findrules import FIND_FILTERS, find_roots
 from nerve.safety.invocation import Ctx
 from nerve.safety.lexer import Command
 from nerve.safety.redirects import SHELLS
@@ -35,6 +36,17 @@ def _from_input(feeder: str, upstream: Command | None, ctx: Ctx, where: str) -> 
     if src in _DOWNLOADERS:
         return Finding("high", f"{where} runs commands downloaded by {src}", "code")
     return Finding("medium", f"{where} runs commands read from its input", "code")
+
+
+def _found_by(upstream: Command | None) -> str | None:
+    """What `find ROOT ... | xargs -I{} sh -c 'CMD {}'` hands CMD: ROOT itself when find is
+    unfiltered (every entry, so the whole tree), else a file under it."""
+    prog, args = prog_of(upstream)
+    if prog != "find":
+        return None
+    roots = find_roots(args)
+    root = quote(roots[0]) if roots else "."
+    return root if not any(a in FIND_FILTERS for a in args) else root.rstrip("/") + "/match"
 
 
 def _replstr(words: list[str]) -> str:
@@ -67,7 +79,7 @@ def _xargs(cmd: Command, words: list[str], upstream: Command | None, ctx: Ctx) -
     if code is None or code.strip() == replstr:
         return _from_input("xargs", upstream, ctx, f"xargs {prog} -c")
     if replstr in code:
-        filled = code.replace(replstr, echoed(upstream) or "x")
+        filled = code.replace(replstr, echoed(upstream) or _found_by(upstream) or "x")
         return ctx.nested(filled, f"inside `xargs {prog} -c`")
     return None
 

@@ -15,7 +15,7 @@ from shlex import join, quote
 from nerve.safety.hunts import find_hunt
 from nerve.safety.invocation import Invocation
 from nerve.safety.paths import classify, is_os_critical
-from nerve.safety.targets import WHERE, judge_delete, outside_workspace, workspace_of
+from nerve.safety.targets import WHERE, judge_delete, judge_read, outside_workspace, workspace_of
 from nerve.safety.verdict import LOW, Finding, RiskLevel, higher, wordset
 from nerve.safety.wrappers import basename, unwrap
 
@@ -36,6 +36,9 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
 # The shell's view of the file find hands it: `sh -c 'rm -rf "$1"' _ {}`, `"$@"`, `{}`.
 _POS_REF = re.compile(r"\"?\$(?:\{?[01@*]\}?)\"?|\{\}")
 _SWEEPING = frozenset({"root", "home_root", "system_root", "system"})
+# Senders to an address named in the command (scp and rsync go to hosts the user configured).
+_SENDERS = frozenset({"curl", "wget", "nc", "ncat", "socat", "ftp"})
+_PRINTERS = frozenset({"cat", "head", "tail", "base64", "xxd", "strings", "od", "less", "more"})
 
 
 def find_roots(args: list[str]) -> list[str]:
@@ -81,6 +84,13 @@ def find(inv: Invocation) -> Finding:
         if prog in _SHELLS:  # the code sees each match as $1 (or "$@", or {} spliced in)
             match = quote(roots[0] if not filtered else roots[0].rstrip("/") + "/match")
             real = [_POS_REF.sub(match, w) for w in real]
+        if prog in _SENDERS and any("{}" in w for w in real):
+            why = f"find -exec {prog} sends every file it finds to another host"
+            best = higher(best, Finding("high", why, "exfiltration"))
+        elif prog in _PRINTERS and any(w == "{}" for w in real):  # each file, into the output
+            for root in roots:
+                best = higher(best, judge_read(root.rstrip("/") + "/", f"find -exec {prog}"))
+                best = higher(best, judge_read(root, f"find -exec {prog}"))
         if prog in _DELETERS:
             deletes = True
         elif overwrites_each(prog, real[1:]):

@@ -13,6 +13,7 @@ import re
 
 from nerve.safety.findrules import fed_by_find, find, overwrites_each
 from nerve.safety.invocation import Invocation, flags_of, positionals
+from nerve.safety.lexer import SUB, Script
 from nerve.safety.paths import classify
 from nerve.safety.sensitive import history_file, system_file
 from nerve.safety.targets import (
@@ -53,11 +54,27 @@ def _rm(inv: Invocation) -> Finding:
         if recursive and force:
             return Finding("medium", "rm -r with no explicit target", "destructive")
         return LOW
+    if recursive and any(SUB in t for t in targets) and _decodes(inv.cmd.subs):
+        return Finding("high", "rm -r deletes a path hidden by encoding, decoded at run time")
     best = LOW
     for target in targets:
         found = judge_delete(target, recursive=recursive, force=force, ctx=inv.ctx, verb="rm")
         best = higher(best, found)
     return best
+
+
+def _decodes(scripts: list[Script]) -> bool:
+    """A substitution that decodes its text (base64 -d, xxd -r, rev): what it prints is hidden."""
+    for script in scripts:
+        for pipeline in script:
+            for cmd in pipeline.commands:
+                prog, args = prog_of(cmd)
+                if prog == "rev" or (
+                    prog in ("base64", "base32", "xxd", "openssl")
+                    and {"-d", "--decode", "-D", "-r", "-revert"} & set(args)
+                ):
+                    return True
+    return False
 
 
 _DEVICE_TOOLS = wordset(

@@ -69,7 +69,7 @@ _CD = frozenset({"cd", "pushd", "popd"})
 _CD_HEADS = ("cd ", "pushd ", "popd")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 _DOWNLOADERS = wordset("curl wget fetch aria2c http https xh nc ncat netcat socat telnet ssh")
-_DECODERS = frozenset({"base64", "base32", "xxd", "openssl", "uudecode", "rev", "gunzip", "zcat"})
+_DECODERS = wordset("base64 base32 xxd openssl uudecode rev gunzip zcat gzip bzip2 xz unxz zstd")
 _SQL_CLIENTS = wordset(
     "psql mysql mariadb clickhouse-client clickhouse sqlcmd cqlsh snowsql duckdb cockroach "
     "trino bq sqlite3"
@@ -104,8 +104,9 @@ def _stdin_runner(inv: Invocation, kind: str) -> Finding | None:
     src, _ = prog_of(inv.upstream)
     if not src:
         return None
-    if src in _DOWNLOADERS:
-        return Finding("high", f"code downloaded by {src} is piped into {inv.prog}", "code")
+    if src in _DOWNLOADERS or _runs_download(inv.upstream.subs if inv.upstream else []):
+        by = src if src in _DOWNLOADERS else f"a substitution in {src}"
+        return Finding("high", f"code downloaded by {by} is piped into {inv.prog}", "code")
     if src in _DECODERS:
         return Finding("high", f"a payload decoded by {src} is piped into {inv.prog}", "code")
     if src in ("echo", "printf"):

@@ -2,8 +2,10 @@
 
 `Remove-Item -Recurse -Force C:\\`, `del /s /q C:\\`, `rd /s /q %USERPROFILE%`, `format C:`,
 `Format-Volume`, `Stop-Computer`, `vssadmin delete shadows`; `powershell -EncodedCommand` is
-decoded and judged. Runs only when the text looks like Windows (a drive path, a cmdlet, `$env:`,
-`/s`-style switches or powershell/cmd), so POSIX text costs one regular-expression search.
+decoded and judged; `iwr URL | iex`, `IEX (New-Object Net.WebClient).DownloadString(...)` run
+downloaded code (`high`, code). Runs only when the text looks like Windows (a drive path, a
+cmdlet, `$env:`, `/s`-style switches or powershell/cmd), so POSIX text costs one
+regular-expression search.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ _LOOKS: tuple[tuple[tuple[str, ...], re.Pattern[str] | None], ...] = (
         re.compile(r"\b(?:remove|format|stop|restart|clear|initialize)-[a-z]"),
     ),
     (("powershell",), None),
+    (("iex", "invoke-expression"), re.compile(r"\biex\b|invoke-expression")),
     (("pwsh",), None),
     (("cmd",), re.compile(r"\bcmd(?:\.exe)?\s+/[ck]\b")),
     ((" /s", " /q", " /f", " /a"), re.compile(r"^\s*(?:del|rd|rmdir|erase)\s+/[sqfa]\b", re.M)),
@@ -164,8 +167,18 @@ def _nested_shell(verb: str, args: list[str], lowered: list[str], depth: int) ->
     return LOW
 
 
+_RUNS_CODE = re.compile(r"\biex\b|invoke-expression|\|\s*(?:pwsh|powershell)\b")
+_DOWNLOADS = re.compile(
+    r"downloadstring|downloadfile|downloaddata|\biwr\b|invoke-webrequest|\birm\b|"
+    r"invoke-restmethod|net\.webclient|start-bitstransfer|\bcurl\b|\bwget\b|https?://"
+)
+
+
 def check_windows(text: str, depth: int = 0) -> Finding:
     """Judge PowerShell / cmd text statement by statement."""
+    low = text.lower()
+    if _RUNS_CODE.search(low) and _DOWNLOADS.search(low):
+        return Finding("high", "PowerShell runs code downloaded from the network", "code")
     best = LOW
     for statement in _STATEMENTS.split(text):
         tokens = [t.strip("\"'") for t in _TOKENS.findall(statement)]
