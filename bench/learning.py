@@ -34,7 +34,7 @@ from typing import Any
 
 from nerve.config import LearningConfig, RedisConfig, RouteConfig, Target, parse_config
 from nerve.gateway.core import Gateway
-from nerve.gateway.learning import Learner
+from nerve.gateway.learning.learner import Learner
 from nerve.gateway.outcome import Outcome
 from nerve.gateway.resilience import Breakers, Cooldowns
 from nerve.gateway.stats import Stats, Usage
@@ -154,8 +154,8 @@ class _Provider:
 def shared_learner(url: str, prefix: str, routes: list[RouteConfig]) -> Any:
     """A SharedLearner on its own SharedState (connects on first use), or None without redis."""
     try:
+        from nerve.gateway.learning.shared import SharedLearner
         from nerve.gateway.resilience.shared import SharedState
-        from nerve.gateway.shared_learner import SharedLearner
     except ImportError:
         return None
     shared = SharedState(RedisConfig(url=url, key_prefix=prefix))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -211,3 +212,35 @@ def test_without_the_admin_panel_the_resets_say_why(evolving, upstream, upstream
             "type": "authentication_error",
             "code": "no_admin",
         }
+
+
+async def test_streaming_finishes_the_stream_once_whatever_leaves_the_block(
+    opened, upstream, upstream2
+):
+    state = await opened(config(upstream, upstream2))
+    seen: list[Outcome] = []
+    state.gateway.observers.append(seen.append)
+    body = {"model": "auto", "stream": True, "messages": MSG}
+
+    upstream.script(Reply(chunks=["a", "b"]))
+    async with state.gateway.streaming(body) as held:
+        async for _ in held.stream.rest:
+            pass
+        held.end(None)
+    assert [(o.target, o.ok) for o in seen] == [("primary/m1", True)]
+
+    upstream.script(Reply(chunks=["a", "b"]))
+    with pytest.raises(RuntimeError, match="the forwarding broke"):
+        async with state.gateway.streaming(body) as held:
+            raise RuntimeError("the forwarding broke")  # before it could report its end
+    assert [(o.target, o.ok) for o in seen[1:]] == [("primary/m1", False)]
+    assert held.error is not None and held.ended
+
+    upstream.script(Reply(chunks=["a", "b"]))
+    rejected = state.stats.snapshot()
+    before = rejected.get("rejections", {}).get("client_disconnected", 0)
+    with pytest.raises(asyncio.CancelledError):
+        async with state.gateway.streaming(body):
+            raise asyncio.CancelledError  # the client went away mid-stream
+    after = state.stats.snapshot().get("rejections", {}).get("client_disconnected", 0)
+    assert after == before + 1 and len(seen) == 2, "a client leaving is no failed call"

@@ -9,7 +9,7 @@ import pytest
 
 from nerve.config import LearningConfig, RouteConfig, Target
 from nerve.errors import NotFound
-from nerve.gateway.learning import WINDOW, Learner
+from nerve.gateway.learning.learner import WINDOW, Learner
 from nerve.gateway.outcome import Outcome
 from nerve.gateway.stats import Usage
 

@@ -13,9 +13,9 @@ import random
 import pytest
 
 from nerve.config import LearningConfig, RouteConfig, Target
-from nerve.gateway.bandit import Arm
-from nerve.gateway.learning import Learner
-from nerve.gateway.learning_batch import Batch
+from nerve.gateway.learning.bandit import Arm
+from nerve.gateway.learning.batch import Batch
+from nerve.gateway.learning.learner import Learner
 from nerve.gateway.outcome import Outcome
 from nerve.gateway.stats import Usage
 

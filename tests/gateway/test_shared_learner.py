@@ -17,13 +17,13 @@ import httpx
 import pytest
 
 from nerve.config import LearningConfig, RedisConfig, RouteConfig, Target
-from nerve.gateway.learning import Learner
-from nerve.gateway.learning_batch import Batch
-from nerve.gateway.learning_redis import RedisLearning
+from nerve.gateway.learning.batch import Batch
+from nerve.gateway.learning.learner import Learner
+from nerve.gateway.learning.redis import RedisLearning
+from nerve.gateway.learning.shared import SharedLearner
 from nerve.gateway.outcome import Outcome
 from nerve.gateway.resilience import ManualClock
 from nerve.gateway.resilience.shared import SharedState
-from nerve.gateway.shared_learner import SharedLearner
 from nerve.gateway.stats import Stats, Usage
 from tests.conftest import make_config
 from tests.fakes.upstream import Reply

@@ -34,6 +34,8 @@ from nerve.gateway.dialects.messages import MESSAGES, count_tokens_route
 from nerve.gateway.dialects.openai_native import COMPLETIONS, EMBEDDINGS
 from nerve.gateway.dialects.responses import RESPONSES
 from nerve.gateway.endpoint import Endpoint
+from nerve.gateway.learning.learner import Learner
+from nerve.gateway.outcome import Outcome
 from nerve.gateway.probes import Prober
 from nerve.gateway.providers import build_provider
 from nerve.gateway.recall import PathMemory
@@ -122,22 +124,32 @@ class GatewayState:
             await self.ledger.open()
         connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30)
         self.session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
-        providers = {p.name: build_provider(p, self.session) for p in self.config.providers}
-        self._gateway = Gateway(
-            self.config,
-            providers,
-            breakers=self.breakers,
-            cooldowns=self.cooldowns,
-            stats=self.stats,
-            learner=self.resilience.learner(self.config),  # with redis.url: shared statistics
-        )
-        targets = [t for r in self.config.routes for t in r.targets]
-        self.prober = Prober(self._gateway, targets, interval=self.config.probes.interval_seconds)
-        if self.config.probes.interval_seconds > 0:
-            self._probing = asyncio.create_task(self.prober.run(), name="health probes")
         self.keys.ledger = self.ledger
-        self.keys.gateway = self._gateway
-        self._endpoints = self._build_endpoints(self._gateway, self.config)
+        # With redis.url the learner is a view of the statistics every replica shares.
+        self._install(self.config, self.resilience.learner(self.config), [])
+
+    def _install(
+        self, config: Config, learner: Learner | None, observers: list[Callable[[Outcome], None]]
+    ) -> None:
+        """Build what a config makes (providers, the Gateway, the endpoints, the prober) and
+        put it in place: the one path of `open` and `reload`."""
+        assert self.session is not None
+        providers = {p.name: build_provider(p, self.session) for p in config.providers}
+        gateway = Gateway(
+            config, providers, breakers=self.breakers, cooldowns=self.cooldowns, stats=self.stats,
+            learner=learner,
+        )  # fmt: skip
+        gateway.observers = observers or gateway.observers
+        self.config, self._gateway = config, gateway
+        self.keys.gateway = gateway
+        self._endpoints = self._build_endpoints(gateway, config)
+        if self._probing is not None:
+            self._probing.cancel()
+            self._probing = None
+        targets = [t for r in config.routes for t in r.targets]
+        self.prober = Prober(gateway, targets, interval=config.probes.interval_seconds)
+        if config.probes.interval_seconds > 0:
+            self._probing = asyncio.create_task(self.prober.run(), name="health probes")
 
     def _build_endpoints(self, gateway: Gateway, config: Config) -> dict[str, Endpoint]:
         limits = config.limits
@@ -183,32 +195,18 @@ class GatewayState:
         """
         if self.session is None:
             raise RuntimeError("the gateway is not open: the server's lifespan did not run")
-        providers = {p.name: build_provider(p, self.session) for p in config.providers}
         old = self.gateway
-        gateway = Gateway(
-            config, providers, breakers=self.breakers, cooldowns=self.cooldowns, stats=self.stats,
-            learner=old.learner,  # what was learnt about candidates that remain is kept
-        )  # fmt: skip
-        gateway.observers = old.observers  # the learner and the event log keep listening
         if config.limits.breaker != self.config.limits.breaker:
             self.breakers.configure(config.limits.breaker)
         if config.limits.rate != self.config.limits.rate:
             self.limiter = self.resilience.limiter_for(config.limits.rate)
         self.stats.set_prices(config.prices)
         self.path_memory.max_contexts = config.memory.max_contexts  # its stores in flight stay
-        self.config = config
-        self._gateway = gateway
         self.keys.prices = config.prices  # the keys' limiters keep their state
         self.keys.limiter = self.limiter
-        self.keys.gateway = gateway
-        self._endpoints = self._build_endpoints(gateway, config)
-        if self._probing is not None:
-            self._probing.cancel()
-            self._probing = None
-        targets = [t for r in config.routes for t in r.targets]
-        self.prober = Prober(gateway, targets, interval=config.probes.interval_seconds)
-        if config.probes.interval_seconds > 0:
-            self._probing = asyncio.create_task(self.prober.run(), name="health probes")
+        # What was learnt about candidates that remain is kept; the learner and the event
+        # log keep listening.
+        self._install(config, old.learner, old.observers)
 
     @property
     def gateway(self) -> Gateway:

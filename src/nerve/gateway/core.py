@@ -1,10 +1,12 @@
 """The gateway's Python API: plan a request, then walk its candidates until one answers.
 
-Everything that reaches a model goes through `Gateway.complete` or `Gateway.stream`: the HTTP
-endpoint, and later the intent LLM, the assistant and the MCP `reason` tool. A plan is the
-route and its ordered candidates (the route's model, then its fallbacks). A candidate is skipped
-without a network call when its provider has no key, it is cooling down after a 429, or its
-breaker is open; a retryable upstream failure moves on to the next one.
+Everything that reaches a model goes through `Gateway.complete` or `Gateway.streaming` (`async
+with gateway.streaming(body) as held:` forwards `held.stream` and reports `held.end(error)`;
+leaving the block finishes the stream once, whatever happened): the HTTP endpoint, the intent
+LLM, the assistant and the MCP `reason` tool. A plan is the route and its ordered candidates
+(the route's model, then its fallbacks). A candidate is skipped without a network call when its
+provider has no key, it is cooling down after a 429, or its breaker is open; a retryable
+upstream failure moves on to the next one.
 
 Every recorded call becomes an `Outcome` handed to `Gateway.observers` (GW-12); the gateway's
 `Learner` is one of them and, when `learning.enabled`, reorders a route's candidates in `plan`.
@@ -19,13 +21,13 @@ model with no local candidate is refused with a 403 rather than sent elsewhere (
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any, TypeVar
-from urllib.parse import quote
 
 import orjson
 
@@ -39,78 +41,30 @@ from nerve.errors import (
     UpstreamStatus,
     UpstreamTimeout,
 )
-from nerve.gateway.learning import Learner
+from nerve.gateway.learning.learner import Learner
 from nerve.gateway.outcome import Outcome
+from nerve.gateway.plan import EXPLICIT, Gate, Plan, Served, Streaming, header_value
 from nerve.gateway.providers import Completion, Provider, Stream
 from nerve.gateway.request import validate_chat_request
 from nerve.gateway.resilience import BreakersSeam, CooldownsSeam
-from nerve.gateway.router import Decision, Rotation, Router
+from nerve.gateway.router import Rotation, Router
 from nerve.gateway.router.understand import PRIVATE_HEADER, wants_private
 from nerve.gateway.stats import Stats, Usage
 
-__all__ = ["EXPLICIT", "Gate", "Gateway", "Plan", "Served", "header_value", "wants_private"]
+__all__ = [
+    "EXPLICIT",
+    "Gate",
+    "Gateway",
+    "Plan",
+    "Served",
+    "Streaming",
+    "header_value",
+    "wants_private",
+]
 
 log = logging.getLogger("nerve.gateway")
 T = TypeVar("T")
 Call = Callable[[Provider, str], Awaitable[T]]  # ask one candidate: its provider, its model
-EXPLICIT = "explicit"  # the plan's route when the client named provider/model itself
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    route: str
-    targets: tuple[Target, ...]
-    decision: Decision | None  # None when the client named a route or a model
-    key: str | None = None  # the API key's name, for the stats (None without keys)
-    user: str | None = None  # the request's `user` field, for the stats
-
-    @property
-    def named(self) -> bool:
-        """The client named the provider/model itself (not a route's configured target)."""
-        return self.route == EXPLICIT
-
-
-@dataclass(frozen=True, slots=True)
-class Gate:
-    """A candidate's gate, asked ahead (with the admission, in one Redis round trip)."""
-
-    target: str
-    cooling: float  # seconds it still rests after a 429 (0: none)
-    admitted: bool  # whether its breaker lets this call through
-
-
-@dataclass(slots=True)
-class Served:
-    """Who answered, and what was tried before: the x-nerve-* headers and the stats row."""
-
-    route: str
-    target: Target
-    fallback: bool
-    started: float
-    attempts: list[tuple[str, str]] = field(default_factory=list)
-    decided_by: str | None = None  # the router's layer when the client asked for "auto"
-    key: str | None = None
-    user: str | None = None
-
-    def headers(self) -> dict[str, str]:
-        headers = {
-            "x-nerve-route": header_value(self.route),
-            "x-nerve-provider": header_value(self.target.provider),
-            "x-nerve-model": header_value(self.target.model),
-            "x-nerve-fallback": "true" if self.fallback else "false",
-        }
-        if self.decided_by is not None:  # which layer of the cascade chose the route
-            headers["x-nerve-decided-by"] = self.decided_by
-        return headers
-
-
-def header_value(text: str) -> str:
-    """`text` as a header can always carry it: printable ASCII as is, anything else %-escaped
-    (UTF-8). A model name from the config is not checked, and a header the server refuses
-    would leave the client with no answer after the upstream was already paid."""
-    if text.isascii() and text.isprintable():
-        return text
-    return "".join(c if c.isascii() and c.isprintable() else quote(c, safe="") for c in text)
 
 
 class Gateway:
@@ -292,6 +246,25 @@ class Gateway:
             if not self.providers[target.provider].missing_key:
                 return str(target)
         return None
+
+    @contextlib.asynccontextmanager
+    async def streaming(
+        self, body: dict[str, Any], plan: Plan | None = None, gate: Gate | None = None,
+        *, call: Call[Stream] | None = None,
+    ) -> AsyncIterator[Streaming]:  # fmt: skip
+        """`stream`, then `finish_stream` exactly once when the block is left: with what the
+        block reported through `held.end`, else the exception that left it (a cancel: the
+        client went away)."""
+        stream, served = await self.stream(body, plan, gate, call=call)
+        held = Streaming(stream, served)
+        try:
+            yield held
+        except BaseException as e:
+            if not held.ended:  # a cancel, or a failure before the forwarding could say
+                held.end(e if isinstance(e, Exception) else ConnectionAbortedError("cancelled"))
+            raise
+        finally:
+            await self.finish_stream(stream, served, held.error)
 
     async def finish_stream(self, stream: Stream, served: Served, error: Exception | None) -> None:
         await stream.close()

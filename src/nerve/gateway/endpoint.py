@@ -19,9 +19,8 @@ from nerve.access.principal import Principal, principal_of
 from nerve.asgi import encode_headers, send_json
 from nerve.errors import NerveError, PayloadTooLarge, RequestTimeout, UpstreamError
 from nerve.gateway.admission import KeyGate, Ticket
-from nerve.gateway.core import Gateway, Plan, Served, wants_private
+from nerve.gateway.core import Gateway, Plan, Served, Streaming, wants_private
 from nerve.gateway.dialects.base import Dialect, Incoming
-from nerve.gateway.providers import Stream
 from nerve.gateway.stats import Usage
 from nerve.gateway.traffic import Passage, TrafficPath
 
@@ -74,11 +73,12 @@ class Endpoint:
             ticket = await self.keys.admit(principal, view, plan)  # limits, budget, 1st gate
             request = Incoming(body, headers)
             if body.get("stream"):
-                stream, served = await self.gateway.stream(
+                async with self.gateway.streaming(
                     view, plan, ticket.gate, call=lambda p, m: dialect.open_stream(p, request, m)
-                )
-                await self._pump(stream, served, receive, send, passage)
-                usage = stream.usage[-1] if stream.usage else None
+                ) as held:
+                    served = held.served
+                    await self._pump(held, receive, send, passage)
+                    usage = held.stream.usage[-1] if held.stream.usage else None
             else:
                 completion, served = await self.gateway.complete(
                     view, plan, ticket.gate, call=lambda p, m: dialect.complete(p, request, m)
@@ -119,8 +119,11 @@ class Endpoint:
             log.exception("settling key %r's spend failed", ticket.principal.name)
 
     async def _pump(
-        self, stream: Stream, served: Served, receive: Any, send: Any, passage: Passage | None
+        self, held: Streaming, receive: Any, send: Any, passage: Passage | None
     ) -> None:
+        """Forward `held.stream` to the client; what it ended with goes in `held.error` (the
+        gateway finishes the stream when the caller's `streaming` block ends)."""
+        stream, served = held.stream, held.served
         headers = served.headers() if passage is None else {**served.headers(), **passage.headers()}
         await send(
             {
@@ -183,7 +186,7 @@ class Endpoint:
                 error = error or outcome
             if passage is not None and error is not None:
                 passage.end(error)  # what it still held is dropped: nothing unjudged goes out
-            await self.gateway.finish_stream(stream, served, error)
+            held.end(error)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 

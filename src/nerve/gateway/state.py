@@ -11,7 +11,8 @@ import time
 from dataclasses import dataclass
 
 from nerve.config import Config, RateConfig
-from nerve.gateway.learning import Learner
+from nerve.gateway.learning.learner import Learner
+from nerve.gateway.learning.shared import SharedLearner
 from nerve.gateway.resilience import (
     Breakers,
     BreakersSeam,
@@ -24,7 +25,6 @@ from nerve.gateway.resilience import (
 from nerve.gateway.resilience.fallback import SharedBreakers, SharedCooldowns
 from nerve.gateway.resilience.shared import SharedState
 from nerve.gateway.resilience.shared_limiter import SharedLimiter
-from nerve.gateway.shared_learner import SharedLearner
 from nerve.gateway.stats import Stats
 
 __all__ = ["LOCAL_HEALTH", "Resilience", "build_resilience"]

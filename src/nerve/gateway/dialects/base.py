@@ -107,7 +107,7 @@ class DialectStream(Stream):
 
     @classmethod
     def of(cls, stream: Stream, fail: Callable[[NerveError], bytes]) -> DialectStream:
-        out = cls(stream.first, stream.rest, stream.response, stream.usage)
+        out = cls(stream.first, stream.rest, stream.release, stream.usage)
         out.fail = fail
         return out
 
@@ -123,7 +123,7 @@ def translate(
     `feed` takes each chunk, `finish` ends at [DONE]. Nothing is held back: every frame the
     translator gives for a chunk goes out with it. The usage list is the upstream stream's."""
     first = b"".join(_translated(stream.first, feed, finish))
-    translated = Stream(first, _rest(stream, feed, finish), stream.response, stream.usage)
+    translated = Stream(first, _rest(stream, feed, finish), stream.release, stream.usage)
     return DialectStream.of(translated, fail)
 
 

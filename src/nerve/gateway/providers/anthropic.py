@@ -61,7 +61,7 @@ class AnthropicProvider(Provider):
         response = await self._post(self.url, payload, self.headers, stream=True)
         translator = StreamTranslator(model, include_usage=bool(options.get("include_usage")))
         usage: list[Usage] = []
-        return await Stream.start(self._frames(response, translator, usage), response, usage)
+        return await Stream.start(self._frames(response, translator, usage), response.close, usage)
 
     async def _frames(
         self, response: aiohttp.ClientResponse, translator: StreamTranslator, usages: list[Usage]

@@ -10,7 +10,7 @@ implement `complete` and `open_stream`, and register the class in `providers.PRO
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, TypeVar
@@ -52,25 +52,26 @@ class Stream:
 
     `first` then `rest` are OpenAI SSE frames (`data: ...\\n\\n`), ending with `data: [DONE]`;
     `rest` raises UpstreamError if the upstream fails midway. `usage` fills in as soon as the
-    upstream reports it. `close` releases the connection; it is safe to call twice.
+    upstream reports it. `close` releases the connection (`release`, the transport's own: the
+    HTTP client stays behind the provider seam); it is safe to call twice.
     """
 
     first: bytes
     rest: AsyncGenerator[bytes, None]
-    response: aiohttp.ClientResponse
+    release: Callable[[], None]
     usage: list[Usage] = field(default_factory=list)
 
     async def close(self) -> None:
         try:
             await self.rest.aclose()
         finally:
-            self.response.close()
+            self.release()
 
     @classmethod
     async def start(
         cls,
         frames: AsyncGenerator[bytes, None],
-        response: aiohttp.ClientResponse,
+        release: Callable[[], None],
         usage: list[Usage],
     ) -> Stream:
         """Wait for the first frame; on any failure release everything and re-raise."""
@@ -78,15 +79,15 @@ class Stream:
             first = await anext(frames)
         except StopAsyncIteration:
             await frames.aclose()
-            response.close()
+            release()
             raise UpstreamError(
                 "upstream stream ended before any data", code="upstream_stream_cut"
             ) from None
         except BaseException:
             await frames.aclose()
-            response.close()
+            release()
             raise
-        return cls(first, frames, response, usage)
+        return cls(first, frames, release, usage)
 
 
 class Provider(ABC):

@@ -61,7 +61,7 @@ class OpenAIProvider(Provider):
         response = await self._post(self.url, payload, self.headers, stream=True)
         usage: list[Usage] = []
         return await Stream.start(
-            self._frames(response, usage, client_wants_usage), response, usage
+            self._frames(response, usage, client_wants_usage), response.close, usage
         )
 
     async def _frames(

@@ -37,7 +37,8 @@ async def native_stream(
     provider: str, response: aiohttp.ClientResponse, read: UsageReader, end: str
 ) -> Stream:
     usage: list[Usage] = []
-    return await Stream.start(_events(provider, response, read, end, usage), response, usage)
+    frames = _events(provider, response, read, end, usage)
+    return await Stream.start(frames, response.close, usage)
 
 
 async def _events(

@@ -10,7 +10,7 @@ the fallback. `SharedState` owns what they share:
   replicas (`{prefix}replicas`, a ZSET scored by last beat),
 - the stats flush: the local Stats is a delta buffer pushed to Redis every second
   (gateway/shared_stats.py); /stats, /metrics and /cost-performance read every replica's sum; the
-  learning router's statistics ride the same tick (`on_flush`, gateway/shared_learner.py),
+  learning router's statistics ride the same tick (`on_flush`, gateway/learning/shared.py),
 - the policy when Redis fails (`redis.on_error`): `local`, the in-process twins take over with
   the rate limits divided by the replicas last seen (N replicas still admit about one limit);
   `closed`, chat and fan-out requests get 503 `shared_state_unavailable`.

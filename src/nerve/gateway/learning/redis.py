@@ -7,7 +7,7 @@
     {prefix}learn:recent      LIST  the last RECENT outcomes, JSON, oldest first
     {prefix}learn:routes      SET   the routes with state, for a reset of all
 
-`push` is ONE transaction: a Lua script applies a replica's Batch (learning_batch.py) to each
+`push` is ONE transaction: a Lua script applies a replica's Batch (batch.py) to each
 route it touched and returns every asked route's hash, then the decisions and outcomes since the
 last push are appended (and, for /evolution, the lists read). Discounting is by the route's call
 count `n` in Redis: an arm not called is forgotten lazily, `ok · forget^(n − at)`, when it is next
@@ -23,7 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nerve.gateway.learning_batch import Batch
+from nerve.gateway.learning.batch import Batch
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

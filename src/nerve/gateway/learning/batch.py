@@ -8,7 +8,7 @@ it starts from, is an affine map per arm:
     ok' = a·ok + ok_d     fail' = a·fail + fail_d     latency' = g·latency + e  (l0 when unknown)
 
 `Batch.add` keeps those coefficients up to date as outcomes arrive (O(arms touched) per outcome,
-like the in-process update). The Lua script in learning_redis.py applies them to the state in
+like the in-process update). The Lua script in redis.py applies them to the state in
 Redis atomically, however the replicas' batches interleave, so the discounting is that of one
 learner seeing the batches one after another. `apply` is the same map in Python (the local view
 is the state pulled from Redis plus the batch not yet pushed) and `then` composes two batches
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from nerve.gateway.bandit import Arm
+from nerve.gateway.learning.bandit import Arm
 from nerve.gateway.outcome import Outcome
 
 __all__ = ["Batch", "Delta", "RouteBatch"]

@@ -13,7 +13,7 @@ The preference is recomputed lazily, once per new outcome, so order() costs a ca
 (when the budget allows) one Thompson draw per candidate: about 1 µs cached, 3 µs otherwise
 (bench/learning.py). The state lives on the Gateway; a reload hands the Learner to the new
 Gateway, which calls `configure`. Without `redis.url` it is per process; with it the gateway's
-learner is a SharedLearner (shared_learner.py): the same state, kept as a view of the statistics
+learner is a SharedLearner (shared.py): the same state, kept as a view of the statistics
 in Redis that every replica adds to. /evolution goes through the async `view()` and `forget()`.
 """
 
@@ -26,7 +26,7 @@ from typing import Any
 
 from nerve.config import LearningConfig, RouteConfig, Target
 from nerve.errors import NotFound
-from nerve.gateway.bandit import Arm, rank, sample, scores
+from nerve.gateway.learning.bandit import Arm, rank, sample, scores
 from nerve.gateway.outcome import Outcome
 
 __all__ = ["WINDOW", "Learner"]
@@ -48,7 +48,7 @@ class _Route:
         self.window: deque[tuple[int, bool]] = deque()  # (first candidate's index, explored)
         self.firsts = [0] * len(targets)
         self.explored = 0
-        self.noted = self.sent = 0  # decisions made; of them, shared (shared_learner.py)
+        self.noted = self.sent = 0  # decisions made; of them, shared (shared.py)
         self.dirty = True
         self.preferred: list[int] = list(range(len(targets)))
         self.best = targets

@@ -2,9 +2,9 @@
 
 A SharedLearner *is* a Learner: `order()` and `observe()` stay in-process and as cheap (no round
 trip per request). Its arms are a view: the statistics last pulled from Redis plus this
-process's outcomes since, which `observe` also adds to a Batch (learning_batch.py). Each stats
+process's outcomes since, which `observe` also adds to a Batch (batch.py). Each stats
 flush (every second, resilience/shared.py) pushes the batch, this replica's recent decisions and
-outcomes in one transaction and pulls every route's statistics back (learning_redis.py), so a
+outcomes in one transaction and pulls every route's statistics back (redis.py), so a
 replica that served nothing still learns within a second what the others saw.
 
 GET /evolution (`view`) pushes first, then shows what Redis holds: the same from every replica.
@@ -28,10 +28,10 @@ from typing import Any
 import orjson
 
 from nerve.config import LearningConfig, RouteConfig
-from nerve.gateway.bandit import Arm
-from nerve.gateway.learning import RECENT, WINDOW, Learner
-from nerve.gateway.learning_batch import Batch
-from nerve.gateway.learning_redis import ArmRow, Pulled, RedisLearning
+from nerve.gateway.learning.bandit import Arm
+from nerve.gateway.learning.batch import Batch
+from nerve.gateway.learning.learner import RECENT, WINDOW, Learner
+from nerve.gateway.learning.redis import ArmRow, Pulled, RedisLearning
 from nerve.gateway.outcome import Outcome
 from nerve.gateway.resilience.shared import MISS, SharedState
 
