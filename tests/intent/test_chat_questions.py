@@ -30,7 +30,30 @@ CHAT = [
     "usne mujhe kal raat message bheja tha",
     "avan enakku message anuppinan",
     "I messaged her yesterday, still no reply",
+    "avan enikku message ayachu",
+    "o amake message pathiyeche",
+    "how did the interview go?",
+    "bhai kal ka match dekha?",
+    "kya kar rahe ho aaj kal?",
 ]
+
+# Exclamations, opinions and rhetorical questions: said, not asked.
+EXCLAIMED = [
+    "what a day, finally home",
+    "is it just me or is it really hot today",
+    "this traffic is killing me",
+    "honestly that show was a waste of time",
+    "who even watches TV anymore",
+    "why is Monday always so tedious",
+    "kya bakwas movie thi yaar",
+    "pata nahi kya hoga ab",
+    "kitna time ho gaya milke",
+]
+
+
+@pytest.mark.parametrize("text", EXCLAIMED)
+def test_an_exclamation_or_opinion_is_chat(text: str) -> None:
+    assert classify_rules(text).intent == "chat"
 
 
 @pytest.mark.parametrize("text", CHAT)
@@ -48,6 +71,9 @@ def test_a_question_or_story_about_people_is_not_a_command(text: str) -> None:
         ("how was the weather yesterday", "query_data"),
         ("Priya ko message bhejo", "send_message"),
         ("kya kal barish hogi", "query_data"),
+        ("what is the traffic like downtown", "query_data"),
+        ("ammakku message ayakku", "send_message"),
+        ("why is my build failing", "explain"),
     ],
 )
 def test_the_lookups_and_requests_they_resemble_keep_their_intent(text: str, intent: str) -> None:
@@ -62,5 +88,5 @@ def test_the_self_written_chat_tune_set_rarely_triggers_and_never_destructively(
     lines = [t for t in path.read_text(encoding="utf-8").splitlines()[1:] if t.strip()]
     got = [classify_rules(t).intent for t in lines]
     fired = [g for g in got if g not in ("chat", "unknown")]
-    assert len(fired) / len(lines) < 0.10
+    assert len(fired) / len(lines) < 0.03
     assert "delete_data" not in got

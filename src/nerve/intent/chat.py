@@ -106,9 +106,22 @@ _SOFT = GREETINGS | MILD
 # Small talk asked of the listener: "what's up?", "kaise ho?", "eppadi irukeenga?"
 _SMALL_TALK = re.compile(
     r"\b(?:what'?s\s+up|wh?at\s+up|how\s+(?:are|r)\s+(?:you|u|ya)|how'?s\s+it\s+going"
-    r"|how\s+have\s+you\s+been|kaise\s+ho|kaisi\s+ho|kya\s+haal"
+    r"|how\s+have\s+you\s+been|kaise\s+ho|kaisi\s+ho|kya\s+haal|kya\s+kar\s+rah[ei]\s+ho"
     r"|eppadi\s+iruk\w*|ela\s+unn\w*|hegidd\w*|sugam\w*|kemon\s+acho)\b",
     re.IGNORECASE,
+)
+# Exclamations, opinions and rhetorical questions: "what a day", "is it just me or...", "who
+# even watches TV anymore", "kya bakwas movie thi", "pata nahi kya hoga": said, not asked.
+_EXCLAIMED = re.compile(
+    r"^\s*what\s+an?\s+\w+|\bis\s+it\s+just\s+me\b|\b(?:killing|driving)\s+me\b"
+    r"|\bwaste\s+of\s+time\b|\b(?:who|why)\b[^?.!]{0,40}\beven\b|\banymore\s*\??\s*$"
+    r"|\balways\s+so\b|\bkya\s+(?:bakwas|baat|scene|bekaar|bekar|faltu)\b|\bpata\s+nahi\b"
+    r"|\bkitn[aie]\s+(?:time|waqt|din|saal)\s+ho\s+ga(?:ya|ye)\b",
+    re.IGNORECASE,
+)
+# "how did the interview go?", "kal ka match dekha?": what happened to someone, asked.
+_HAPPENED = re.compile(
+    r"\bhow\s+did\b[^?.!]{1,40}\bgo\b|\b(?:dekha|dekhi|suna|suni)\s*\?", re.IGNORECASE
 )
 _TIMES = frozenset(words("morning, mrng, afternoon, evening, night, nite, day"))
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf\u2764\u263a\u2639\U0001f000-\U0001f2ff]")
@@ -133,12 +146,14 @@ def read(text: str, tokens: Sequence[Token]) -> ChatReading:
     reactions = 0 if text.isascii() else len(_EMOJI.findall(text))
     if tokens:  # "!" marks an exclamation, not punctuation alone
         reactions += text.count("!") + len(_SMALL_TALK.findall(text))
+        reactions += _EXCLAIMED.search(text) is not None
     words = [t.word for t in tokens]
     if _LENGTHENED.search(text):  # "muchhhh" → "much", "bossuuuu" → "bossu": emphasis
         words = [_LENGTHENED.sub(r"\1", w) for w in words]
     greetings = 0
     you = False
     personal = not _PERSONAL_WORDS.isdisjoint(words) and _DATA_QUESTIONS.isdisjoint(words)
+    personal = personal or _HAPPENED.search(text) is not None
     for i, word in enumerate(words):
         if word in REACTIONS:
             reactions += 1

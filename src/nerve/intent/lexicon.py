@@ -29,6 +29,7 @@ __all__ = [
     "NOT_NAMES",
     "NOT_QUESTION_OPENERS",
     "NOUNS",
+    "PAST_FORMS",
     "POSTPOSITIONS",
     "QUESTION_WORDS_EN",
     "QUESTION_WORDS_INDIC",
@@ -213,6 +214,15 @@ FILLERS = frozenset(
 )
 
 # Words that are never a person's name where a recipient would stand.
+# Past forms of the Indic send verbs whose ending looks imperative ("ayachu" = sent, not send):
+# a story about a message unless an imperative helper follows ("ayachu tharu": send it for me).
+PAST_FORMS = frozenset(
+    words(
+        "ayachu, ayachittu, ayachirunnu, pathiyeche, pathiyechi, pathiyechilo, pathiyechhe",
+        "pathalam, anuppinen, anuppinaan, anuppina, anuppitten, pampanu, pampindi, pampadu",
+        "kaliside, kalisidde, kalisidlu, kalisidaru, bheja, bheji, bheje",
+    )
+)
 NOT_NAMES: frozenset[str] = (
     FILLERS
     | frozenset(
