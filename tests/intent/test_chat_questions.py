@@ -90,3 +90,20 @@ def test_the_self_written_chat_tune_set_rarely_triggers_and_never_destructively(
     fired = [g for g in got if g not in ("chat", "unknown")]
     assert len(fired) / len(lines) < 0.03
     assert "delete_data" not in got
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("server band karo", "system_shutdown"),
+        ("server ko band kar dijiye", "system_shutdown"),
+        ("server band kar sakte ho?", "system_shutdown"),
+        ("sarkar ne system ko band kar diya tha", None),  # a story, not an order
+        ("unhone computer band kar diya", None),
+        ("system band kar rahe the", None),
+    ],
+)
+def test_only_an_order_to_shut_a_machine_down_names_the_action(
+    text: str, action: str | None
+) -> None:
+    assert classify_rules(text).parameters.get("action") == action

@@ -54,7 +54,10 @@ _ACTIONS: list[tuple[str, re.Pattern[str]]] = [
             r"\b(?:shut\s*down|power\s*off|poweroff|halt)\s+"
             + _MACHINE
             + r"|^\s*(?:please\s+|sudo\s+)?(?:shut\s*down|power\s*off|poweroff|halt)\b"
-            + r"|\b(?:server|system|machine|computer)\s+(?:ko\s+)?(?:band|shut\s*down)\s+kar",
+            # "server band karo" orders it; "system ko band kar diya" tells a story
+            + r"|\b(?:server|system|machine|computer)\s+(?:ko\s+)?(?:band|shut\s*down)\s+kar"
+            + r"(?:o|do|dijiye|iye|ein|en|de|dein|na)?\b"
+            + r"(?!\s+(?:diya|diye|di|liya|li|tha|thi|the)\b|\s+(?:chuk|rah|gay))",
         ),
         (
             "system_reboot",
