@@ -8,16 +8,32 @@ another origin), 421 a Host that is not this server's; and for a method that sen
 over limits.max_body_bytes and 415 not JSON. What one route answers besides (404 for a missing
 record, 502 when the model upstream failed) is declared on its router or route with
 `responses=errors(404)`.
+
+`docs_routes()` serves the page at /docs with Swagger UI's own files from the installed
+`fastapi-offline` (under /docs/static/; its Swagger UI reads OpenAPI 3.1, which FastAPI writes),
+so the docs work with no network; `/favicon.ico` is
+nerve's icon, for every page the server shows.
 """
 
 from __future__ import annotations
 
+from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
 from pydantic import BaseModel, Field
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
 
-__all__ = ["ErrorBody", "errors", "fix_openapi"]
+__all__ = ["DOCS_STATIC", "ErrorBody", "docs_routes", "errors", "fix_openapi"]
+
+DOCS_STATIC = "/docs/static"
+FAVICON = Path(__file__).parent / "static" / "favicon.png"
+SWAGGER_UI = files("fastapi_offline") / "static"  # swagger-ui-bundle.js, swagger-ui.css
 
 _WHY = {
     400: "Invalid request: `error.param` names the field and `error.message` says why.",
@@ -87,3 +103,30 @@ def fixed(document: dict[str, Any]) -> dict[str, Any]:
     for unused in ("HTTPValidationError", "ValidationError"):
         schemas.pop(unused, None)
     return document
+
+
+def docs_routes(title: str, openapi_url: str = "/openapi.json") -> list[BaseRoute]:
+    """/docs (Swagger UI from the package, not a CDN), its OAuth2 redirect, and /favicon.ico."""
+    redirect = "/docs/oauth2-redirect"
+
+    async def page(request: Request) -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=openapi_url, title=f"{title} — API", oauth2_redirect_url=redirect,
+            swagger_js_url=f"{DOCS_STATIC}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_STATIC}/swagger-ui.css", swagger_favicon_url="/favicon.ico",
+        )  # fmt: skip
+
+    async def oauth2(request: Request) -> HTMLResponse:
+        return get_swagger_ui_oauth2_redirect_html()
+
+    async def favicon(request: Request) -> FileResponse:
+        return FileResponse(
+            FAVICON, media_type="image/png", headers={"cache-control": "max-age=86400"}
+        )
+
+    return [
+        Route("/docs", page, methods=["GET"], include_in_schema=False),
+        Route(redirect, oauth2, methods=["GET"], include_in_schema=False),
+        Mount(DOCS_STATIC, app=StaticFiles(directory=str(SWAGGER_UI))),
+        Route("/favicon.ico", favicon, methods=["GET"], include_in_schema=False),
+    ]

@@ -50,7 +50,7 @@ from nerve.hostguard import HostGuard
 from nerve.hotreload import ConfigWatcher, changed_sections, restart_required, write_atomically
 from nerve.mcp import MCP_PATHS, McpHttp, build_mcp_server
 from nerve.memory import Memory, build_memory, memory_router
-from nerve.openapi_doc import fix_openapi
+from nerve.openapi_doc import docs_routes, fix_openapi
 from nerve.pipeline import build_pipeline
 from nerve.pipeline.routes import pipeline_router
 from nerve.serving import GuardedHttp, configure
@@ -152,7 +152,7 @@ class NerveApp:
             version=__version__,
             summary="A self-hosted intelligence layer for AI agents.",
             lifespan=lifespan,
-            docs_url="/docs",
+            docs_url=None,  # docs_routes: the same page with Swagger UI served from the package
             redoc_url=None,
             exception_handlers={
                 RequestValidationError: _validation_error,
@@ -178,6 +178,7 @@ class NerveApp:
             )
         )
         fix_openapi(self.api)  # /openapi.json says what the app answers (400s, the boundary's)
+        self.api.router.routes.extend(docs_routes("nerve"))
         self.admin = mount_admin(self, clock=clock)  # /admin, /admin/api/*; guards /stats/reset
         self.limited = BodyLimit(
             self.api, config.limits.max_body_bytes, config.limits.body_timeout_seconds

@@ -37,7 +37,8 @@ PUBLIC = frozenset(
     {"/health", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/favicon.ico",
      "/chat", "/chat/chat.js", "/chat/chat.css"}
 )  # fmt: skip
-PUBLIC_PREFIXES = ("/admin/",)  # the panel (and /admin itself) authenticates its own sessions
+# The panel (and /admin itself) authenticates its own sessions; /docs/static/ is Swagger UI's.
+PUBLIC_PREFIXES = ("/admin/", "/docs/static/")
 KEY_PROTOCOL = "nerve.key."
 FORM_PATHS = frozenset({"/api/voice/transcribe"})  # may take multipart/form-data
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
