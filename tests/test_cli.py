@@ -63,6 +63,26 @@ def test_config_check_names_the_bad_key_and_fails(tmp_path):
     assert json.loads(result.output)["path"] == "limits.rate.burst"
 
 
+def test_config_check_lists_every_problem_and_names_an_unset_variable(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("server:\n  prot: 80\nmemry: {}\n")
+    result = CliRunner().invoke(cli, ["config", "check", str(bad), "--json"])
+    listed = json.loads(result.output)["problems"]
+    assert result.exit_code == 1
+    assert listed == [
+        {"path": "server.prot", "error": "unknown key; did you mean port?"},
+        {"path": "memry", "error": "unknown key; did you mean memory?"},
+    ]
+    good = tmp_path / "nerve.yaml"
+    good.write_text(
+        "providers:\n  - {name: p, base_url: 'https://x.io/v1', api_key: '${NERVE_TEST_UNSET}'}\n"
+        "routes:\n  - {name: default, model: {provider: p, model: m}}\n"
+    )
+    result = CliRunner().invoke(cli, ["config", "check", str(good)], env={"NERVE_TEST_UNSET": ""})
+    assert result.exit_code == 0
+    assert "provider p has no API key ($NERVE_TEST_UNSET is not set)" in result.output
+
+
 def test_serve_refuses_an_invalid_config_naming_the_key(tmp_path):
     path = tmp_path / "nerve.yaml"
     path.write_text("server:\n  prot: 80\n")

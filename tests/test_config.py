@@ -148,3 +148,41 @@ def test_a_bad_guard_or_path_memory_setting_names_its_key(traffic, path):
         parse_config({"providers": [{"name": "p", "base_url": "http://x"}], "routes": [route]},
                      environ={})  # fmt: skip
     assert caught.value.path == path
+
+
+def test_every_problem_is_named_at_once_with_a_guess_for_misspelt_keys():
+    data = {
+        "providers": [{"name": "p", "bse_url": "https://x.io/v1"}],
+        "routes": [{"name": "default", "model": {"provider": "p", "model": "m"}, "timout": 5}],
+        "limits": {"max_body_bytes": -3},
+        "memry": {"enabled": True},
+    }
+    with pytest.raises(ConfigError) as info:
+        parse_config(data, environ={})
+    found = dict(info.value.problems)
+    assert found == {
+        "providers[0].bse_url": "unknown key; did you mean base_url?",
+        "routes[0].timout": found["routes[0].timout"],
+        "limits.max_body_bytes": "Input should be greater than or equal to 1024",
+        "memry": "unknown key; did you mean memory?",
+    }
+    assert found["routes[0].timout"].startswith("unknown key (known here: name, rules")
+    assert "providers[0].base_url" not in found, "the misspelling says it already"
+    assert str(info.value).startswith("4 problems:\n  providers[0].bse_url: unknown key")
+    assert info.value.path == "providers[0].bse_url"
+
+
+def test_an_unset_variable_is_named_where_the_key_is_missing():
+    config = parse_config(
+        {
+            "providers": [
+                {"name": "a", "base_url": "https://x.io/v1", "api_key": "${NOT_SET_KEY_XYZ}"},
+                {"name": "b", "base_url": "https://y.io/v1", "api_key": " "},
+            ],
+            "routes": [{"name": "default", "model": {"provider": "a", "model": "m"}}],
+        },
+        environ={},
+    )
+    a, b = config.providers
+    assert a.missing_key and a.missing_key_why == "$NOT_SET_KEY_XYZ is not set"
+    assert b.missing_key and b.missing_key_why == "api_key is empty"

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from nerve.config_errors import problems, summary
 from nerve.config_expand import expand_presets, interpolate
 from nerve.config_routes import (
     Located,
@@ -243,18 +244,9 @@ class Config(_Strict):
         return next(p for p in self.providers if p.name == name)
 
 
-def _path(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif not part.startswith(("function-", "model-")):
-            out += f".{part}" if out else part
-    return out
-
-
 def parse_config(data: Any, environ: Mapping[str, str] | None = None) -> Config:
-    """Validate a parsed YAML document. Raises ConfigError naming the first bad key."""
+    """Validate a parsed YAML document. Raises ConfigError naming every bad key (`.problems`;
+    `.path` is the first one's)."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -262,18 +254,22 @@ def parse_config(data: Any, environ: Mapping[str, str] | None = None) -> Config:
     if not data.get("providers") and not data.get("routes"):
         data = {**data, "providers": DEFAULT_PROVIDERS, "routes": DEFAULT_ROUTES}
     env = os.environ if environ is None else environ
-    data = decrypt_tree(interpolate(expand_presets(data), env), env)
+    unset: list[tuple[str, str]] = []
+    data = decrypt_tree(interpolate(expand_presets(data), env, unset), env)
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        ctx_error = (err.get("ctx") or {}).get("error")
-        if isinstance(ctx_error, Located):
-            raise ConfigError(str(ctx_error), path=ctx_error.path) from None
-        message = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            message = "unknown key"
-        raise ConfigError(message, path=_path(err["loc"]) or "<root>") from None
+        found = problems(e.errors(), Config)
+        if len(found) == 1:
+            raise ConfigError(found[0][1], path=found[0][0], problems=found) from None
+        error = ConfigError(summary(found), problems=found)
+        error.path = found[0][0]
+        raise error from None
+    for path, var in unset:  # a key asked for in an unset variable: say which one
+        index, _, key = path.removeprefix("providers[").partition("].")
+        if key == "api_key" and index.isdigit() and int(index) < len(config.providers):
+            config.providers[int(index)]._key_env = var
+    return config
 
 
 def find_config_file(path: str | None, environ: Mapping[str, str]) -> Path | None:

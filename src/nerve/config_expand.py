@@ -15,14 +15,28 @@ from nerve.presets import PRESETS
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-def interpolate(value: Any, environ: Mapping[str, str]) -> Any:
-    """Replace ${VAR} and ${VAR:-default} in every string of a parsed YAML tree."""
+def interpolate(
+    value: Any, environ: Mapping[str, str], unset: list[tuple[str, str]] | None = None,
+    path: str = "",
+) -> Any:  # fmt: skip
+    """Replace ${VAR} and ${VAR:-default} in every string of a parsed YAML tree; `unset`
+    collects (key path, VAR) for each variable that was unset and had no default."""
     if isinstance(value, str):
-        return _VAR.sub(lambda m: environ.get(m.group(1)) or (m.group(2) or ""), value)
+
+        def sub(m: re.Match[str]) -> str:
+            found = environ.get(m.group(1))
+            if not found and m.group(2) is None and unset is not None:
+                unset.append((path, m.group(1)))
+            return found or (m.group(2) or "")
+
+        return _VAR.sub(sub, value)
     if isinstance(value, list):
-        return [interpolate(v, environ) for v in value]
+        return [interpolate(v, environ, unset, f"{path}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
-        return {k: interpolate(v, environ) for k, v in value.items()}
+        return {
+            k: interpolate(v, environ, unset, f"{path}.{k}" if path else str(k))
+            for k, v in value.items()
+        }
     return value
 
 

@@ -106,10 +106,20 @@ class ProviderConfig(_Strict):
             raise ValueError(f"base_url must be an http(s) URL, got {v!r}")
         return v.rstrip("/")
 
+    # The ${VAR} the api_key named when that variable was unset (config.parse_config sets it).
+    _key_env: str | None = PrivateAttr(default=None)
+
     @property
     def missing_key(self) -> bool:
         """A key was asked for (e.g. ${OPENAI_API_KEY}) but is empty. No key at all is keyless."""
         return self.api_key is not None and not self.api_key.strip()
+
+    @property
+    def missing_key_why(self) -> str:
+        """Why the key is empty, for the warnings: the variable to set, when one was named."""
+        if self._key_env:
+            return f"${self._key_env} is not set"
+        return "api_key is empty"
 
 
 class Target(_Strict):

@@ -30,6 +30,7 @@ NerveError becomes OpenAI-shaped JSON in one HTTP handler and an SSE error event
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
@@ -77,9 +78,13 @@ class NerveError(Exception):
 class ConfigError(NerveError):
     type = "config_error"
 
-    def __init__(self, message: str, *, path: str = "") -> None:
+    def __init__(
+        self, message: str, *, path: str = "", problems: Sequence[tuple[str, str]] = ()
+    ) -> None:
         super().__init__(f"{path}: {message}" if path else message, code="invalid_config")
         self.path = path
+        # Every (key path, message) found, when a whole document was checked.
+        self.problems = list(problems) or ([(path, message)] if path else [])
 
 
 class RequestError(NerveError):

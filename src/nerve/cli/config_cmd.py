@@ -32,11 +32,14 @@ def config_check(file: str | None, as_json: bool) -> None:
         config = load_config(file)
     except ConfigError as e:
         if as_json:
-            click.echo(orjson.dumps({"ok": False, "path": e.path, "error": e.message}))
+            listed = [{"path": path, "error": message} for path, message in e.problems]
+            click.echo(orjson.dumps({"ok": False, "path": e.path, "error": e.message,
+                                     "problems": listed}))  # fmt: skip
         else:
             click.echo(f"invalid config: {e.message}", err=True)
         sys.exit(1)
     missing = [p.name for p in config.providers if p.missing_key]
+    why = {p.name: p.missing_key_why for p in config.providers if p.missing_key}
     summary: dict[str, Any] = {
         "ok": True,
         "providers": [p.name for p in config.providers],
@@ -51,4 +54,6 @@ def config_check(file: str | None, as_json: bool) -> None:
         f"({', '.join(summary['routes'])})"
     )
     for name in missing:
-        click.echo(f"warning: provider {name} has no API key; its models will be skipped")
+        click.echo(
+            f"warning: provider {name} has no API key ({why[name]}); its models will be skipped"
+        )

@@ -96,7 +96,8 @@ class Gateway:
         self.observers: list[Callable[[Outcome], None]] = [learner.observe]
         for provider in self.providers.values():
             if provider.missing_key:
-                log.warning("provider %s has no API key: its models will be skipped", provider.name)
+                log.warning("provider %s has no API key (%s): its models will be skipped",
+                            provider.name, provider.config.missing_key_why)  # fmt: skip
 
     def plan(
         self, body: Mapping[str, Any], principal: Principal = LOCAL, *, private: bool = False
