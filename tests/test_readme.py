@@ -26,7 +26,7 @@ def shell_lines() -> list[str]:
 
 
 def test_every_cli_line_calls_the_installed_nerve() -> None:
-    bare = [line for line in shell_lines() if line.startswith("nerve ")]
+    bare = [line for line in shell_lines() if re.search(r"(?:^|[|;&]\s*)nerve ", line)]
     assert bare == [], "`nerve` is not on PATH after `make run`: write .venv/bin/nerve"
 
 
