@@ -111,3 +111,71 @@ async def test_the_terminal_channel_waits_for_each_reply_and_prints_deliveries(
         serving.cancel()
         with pytest.raises(asyncio.CancelledError):
             await serving
+
+
+async def test_local_commands_stay_local_and_a_delivery_redraws_the_prompt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bus = Bus()  # nothing answers on it: a line that reached the model would wait forever
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+    printed: list[str] = []
+    enough = asyncio.Event()
+    wanted = 3
+
+    def write(text: str) -> None:
+        printed.append(text)
+        sys.stdout.write(text + "\n")
+        if len(printed) >= wanted:
+            enough.set()
+
+    async def reminders() -> str:
+        return "2026-12-05T18:00:00+00:00  call Asha  (j1)"
+
+    terminal = TerminalChannel(
+        user_id="asha", read_line=lines.get, write=write, interactive=True,
+        commands={"/reminders": ("your pending reminders", reminders)},
+    )  # fmt: skip
+    await terminal.start(bus)
+    talking = asyncio.create_task(terminal.converse())
+    for line in ("/help\n", "/reminders\n", "/nope\n"):
+        await lines.put(line)
+    async with asyncio.timeout(10):
+        await enough.wait()
+    assert printed[0].splitlines()[0].startswith("/help")
+    assert "/reminders   your pending reminders" in printed[0]
+    assert printed[1:] == [
+        "2026-12-05T18:00:00+00:00  call Asha  (j1)",
+        "unknown command /nope; /help lists them (a message may not start with /)",
+    ]
+    capsys.readouterr()
+    enough.clear()
+    wanted = 4
+    await bus.deliver(Outbound("terminal", "terminal", "Reminder: tea"))
+    async with asyncio.timeout(10):
+        await enough.wait()
+    assert capsys.readouterr().out == "\rnerve> Reminder: tea\nyou> "
+    await lines.put(None)
+    async with asyncio.timeout(10):
+        await talking
+    await terminal.stop()
+
+
+def test_nerve_chat_prints_no_log_lines_unless_asked(tmp_path: Path) -> None:
+    config = tmp_path / "nerve.yaml"
+    config.write_text(
+        "providers:\n  - {name: p, base_url: 'http://127.0.0.1:9/v1', api_key: '${UNSET_KEY}'}\n"
+        "routes:\n  - {name: default, model: {provider: p, model: m}}\n"
+        "probes: {interval_seconds: 0}\nserver: {config_poll_seconds: 0}\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NERVE_") and k != "UNSET_KEY"}
+
+    def chat(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "nerve", "chat", "--config", str(config), *args],
+            input="/quit\n", capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60,
+        )  # fmt: skip
+
+    quiet = chat()
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr  # no key warning, no admin
+    loud = chat("--log-level", "warning")
+    assert "provider p has no API key ($UNSET_KEY is not set)" in loud.stderr

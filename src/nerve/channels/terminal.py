@@ -2,15 +2,17 @@
 
 Each line read is one `Inbound` on the bus; the channel waits for its reply before reading the
 next line, and prints anything else the bus routes to "terminal" (a reminder firing) when it
-comes. Prompts and the typing indicator appear only on a terminal, so piped output is just
-the answers. End with EOF (Ctrl-D) or /quit.
+comes; on a terminal the prompt is drawn again after it. Prompts and the typing indicator
+appear only on a terminal, so piped output is just the answers. Lines starting with `/` are
+the terminal's own commands, never sent to the model: /help, /quit (or EOF, Ctrl-D), and those
+the caller adds (`nerve chat` adds /reminders).
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 from nerve.assistant.bus import Inbound, Outbound
 from nerve.channels.base import BusFed
@@ -18,6 +20,8 @@ from nerve.channels.base import BusFed
 __all__ = ["TerminalChannel"]
 
 ReadLine = Callable[[], Awaitable[str | None]]
+Command = Callable[[], Awaitable[str]]  # a local command: what it prints
+PROMPT = "you> "
 
 
 async def _stdin_line() -> str | None:
@@ -41,8 +45,11 @@ class TerminalChannel(BusFed):
         read_line: ReadLine = _stdin_line,
         write: Callable[[str], None] = _stdout,
         interactive: bool | None = None,
+        commands: Mapping[str, tuple[str, Command]] | None = None,
     ) -> None:
         self.user_id = user_id
+        self.commands = dict(commands or {})  # "/name" -> (what it does, what it prints)
+        self._prompting = False  # the prompt is on screen, waiting for a line
         self.chat_id = chat_id
         self.read_line = read_line
         self.write = write
@@ -59,9 +66,15 @@ class TerminalChannel(BusFed):
                 sys.stderr.flush()
             return
         prefix = "nerve> " if self.interactive else ""
+        redraw = self.interactive and self._prompting
+        if redraw:
+            sys.stdout.write("\r")  # over the waiting prompt, then draw it again below
         self.write(prefix + out.text)
         for path in out.files:
             self.write(f"[file: {path}]")
+        if redraw:
+            sys.stdout.write(PROMPT)
+            sys.stdout.flush()
         if out.reply_to is not None and out.reply_to in self._waiting:
             self._waiting.pop(out.reply_to).set()
 
@@ -71,14 +84,32 @@ class TerminalChannel(BusFed):
             raise RuntimeError("start the terminal channel before conversing")
         while True:
             if self.interactive:
-                sys.stdout.write("you> ")
+                sys.stdout.write(PROMPT)
                 sys.stdout.flush()
-            line = await self.read_line()
+            self._prompting = True
+            try:
+                line = await self.read_line()
+            finally:
+                self._prompting = False
             if line is None or line.strip() in ("/quit", "/exit"):
                 return
             if not line.strip():
+                continue
+            if line.startswith("/"):
+                self.write(await self._local(line.strip()))
                 continue
             msg = Inbound(self.name, self.chat_id, self.user_id, line.rstrip("\n"))
             answered = self._waiting[msg.id] = asyncio.Event()
             await self.bus.publish(msg)
             await answered.wait()
+
+    async def _local(self, line: str) -> str:
+        name = line.split()[0]
+        if name == "/help":
+            listed = [("/help", "this list"), ("/quit", "end the chat (or Ctrl-D)")]
+            listed += [(n, what) for n, (what, _) in sorted(self.commands.items())]
+            return "\n".join(f"{n:<12} {what}" for n, what in listed)
+        found = self.commands.get(name)
+        if found is None:
+            return f"unknown command {name}; /help lists them (a message may not start with /)"
+        return await found[1]()

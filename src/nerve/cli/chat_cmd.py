@@ -2,7 +2,8 @@
 
 The app is the same NerveApp `nerve serve` runs (gateway, memory, tools), opened by its own
 lifespan, as `nerve mcp` does; the assistant reaches the model through the gateway in process.
-Logs go to stderr; stdout carries only the answers.
+Logs go to stderr, errors only unless `--log-level` asks for more (the terminal is the chat);
+stdout carries only the answers. The admin panel is not opened: nothing here serves it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _default_user() -> str:
 @click.option("--once", "once", metavar="TEXT", help="Ask one question, print the answer, exit.")
 @click.option("--user", "user_id", metavar="U", help="Whose memory and tasks (default: $USER).")
 @click.option("--config", "config_path", metavar="FILE", help="Config file (YAML).")
-@log_level_option("warning")
+@log_level_option("error")
 def chat(once: str | None, user_id: str | None, config_path: str | None, log_level: str) -> None:
     """Chat with the assistant: interactive, or one question with --once.
 
@@ -45,6 +46,7 @@ def chat(once: str | None, user_id: str | None, config_path: str | None, log_lev
 
     setup_logging(log_level)
     config = load(config_path)
+    config = config.model_copy(update={"admin": config.admin.model_copy(update={"enabled": False})})
     path = find_config_file(config_path, os.environ)
     app = build_app(config, config_path=path, channels=("terminal",))
     user = user_id or _default_user()
@@ -59,7 +61,16 @@ def chat(once: str | None, user_id: str | None, config_path: str | None, log_lev
                 for file in out.files:
                     click.echo(f"[file: {file}]")
                 return
-            terminal = TerminalChannel(user_id=user)
+
+            async def reminders() -> str:
+                jobs = host.jobs
+                listed = await jobs.scheduler.list(user) if jobs is not None else []
+                if not listed:
+                    return "no reminders pending"
+                return "\n".join(f"{j['next_run']}  {j['text']}  ({j['id']})" for j in listed)
+
+            commands = {"/reminders": ("your pending reminders and jobs", reminders)}
+            terminal = TerminalChannel(user_id=user, commands=commands)
             await terminal.start(host.bus)
             try:
                 await terminal.converse()
