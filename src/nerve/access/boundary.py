@@ -35,7 +35,7 @@ __all__ = ["KEY_PROTOCOL", "PUBLIC", "PUBLIC_PREFIXES", "Boundary", "bearer", "i
 
 PUBLIC = frozenset(
     {"/health", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/favicon.ico",
-     "/chat", "/chat/chat.js", "/chat/chat.css"}
+     "/chat", "/chat/chat.js", "/chat/markdown.js", "/chat/chat.css"}
 )  # fmt: skip
 # The panel (and /admin itself) authenticates its own sessions; /docs/static/ is Swagger UI's.
 PUBLIC_PREFIXES = ("/admin/", "/docs/static/")

@@ -158,6 +158,7 @@ def web_chat_routes(
     return [
         Route("/chat", page, methods=["GET"]),
         asset("chat.js", "text/javascript"),
+        asset("markdown.js", "text/javascript"),
         asset("chat.css", "text/css"),
         WebSocketRoute("/chat/ws", socket),
     ]

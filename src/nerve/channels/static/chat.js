@@ -30,10 +30,33 @@
     return true;
   }
 
+  // Shown on an empty chat: who answers and what it can do; gone with the first message.
+  function greet() {
+    if (messages.children.length) return;
+    const hello = document.createElement("div");
+    hello.className = "greeting";
+    hello.appendChild(nerveMarkdown.render(
+      "**Hi, I am nerve's assistant.** Ask me anything, in English or in Hindi, Tamil, " +
+      "Telugu, Kannada, Malayalam or Bengali (romanized is fine). I can:\n" +
+      "- remember what you tell me, and recall it later\n" +
+      "- keep your tasks and notes\n" +
+      "- set reminders (\"remind me at 18:00 to call Asha\"), shown here when due\n" +
+      "- read and write files in the workspace, and run safe shell commands\n" +
+      "- search the web and check the weather, when configured"
+    ));
+    messages.appendChild(hello);
+  }
+
   function show(kind, text, files, note) {
+    const hello = messages.querySelector(".greeting");
+    if (hello) hello.remove();
     const item = document.createElement("div");
     item.className = "msg " + kind;
-    item.textContent = text;
+    if (kind === "assistant") {
+      item.appendChild(nerveMarkdown.render(text)); // DOM nodes, never HTML: see markdown.js
+    } else {
+      item.textContent = text;
+    }
     for (const path of files || []) {
       const file = document.createElement("span");
       file.className = "file";
@@ -144,5 +167,6 @@
       send();
     }
   });
+  greet();
   connect();
 })();
