@@ -2,8 +2,11 @@
 
 Usage: python scripts/build_language_model.py /path/to/dakshina [--english CMUDICT] [--out PATH]
 
-Reads only the TRAIN lexicons, `<lang>.lexicon.train.tsv` (native<TAB>romanized<TAB>count), for
-hi, ta, te, kn, ml and bn: never the dev sentences, which are the evaluation data. Writes
+Reads the TRAIN lexicons, `<lang>.lexicon.train.tsv` (native<TAB>romanized<TAB>count), for
+hi, ta, te, kn, ml and bn, and the TUNE split of the dev sentences (lines 1-2,500 of
+`<lang>.dev.roman.txt`, `--tune-lines`), never the held-out lines 2,501-5,000 that
+bench/language.py reports: from the tune sentences whose native original has no Latin letter
+(pure Indic text), how often each romanized word occurs (`freq`, words seen twice or more). Writes
 `src/nerve/language/model/romanized.json.gz`: for each language, every attested romanized
 spelling, split by attestation (`common`: two or more, `rare`: one), as space-separated strings
 (fast to load), and character n-gram counts (orders 1 to 4 over `^word$`, weighted by the
@@ -27,9 +30,12 @@ import orjson
 
 LANGS = ("hi", "ta", "te", "kn", "ml", "bn", "en")
 ORDERS = (1, 2, 3, 4)
+TUNE_LINES = 2500  # dev sentence lines 1-2,500 tune; 2,501-5,000 are held out: never read
+MIN_FREQ = 2  # a word seen fewer times than this in a language's tune sentences is not kept
 MIN_GRAM = 3  # an n-gram seen fewer times than this (weighted, all languages) is dropped
 OUT = Path(__file__).resolve().parent.parent / "src" / "nerve" / "language" / "model"
 _WORD = re.compile(r"[a-z]+")
+_LATIN = re.compile(r"[A-Za-z]")
 _STRETCH = re.compile(r"(.)\1{2,}")
 
 
@@ -44,6 +50,21 @@ def read_lexicon(path: Path) -> Counter[str]:
         if _WORD.fullmatch(roman) and len(roman) >= 2:
             counts[_STRETCH.sub(r"\1\1", roman)] += int(cols[2])
     return counts
+
+
+def read_sentences(root: Path, lang: str, lines: int) -> tuple[Counter[str], int]:
+    """Romanized word -> occurrences in the first `lines` dev sentences (at most TUNE_LINES)
+    whose native original has no Latin letter, so no English written as English; and how
+    many such sentences there are."""
+    roman = (root / f"{lang}.dev.roman.txt").read_text(encoding="utf-8").splitlines()
+    native = (root / f"{lang}.dev.native.txt").read_text(encoding="utf-8").splitlines()
+    counts: Counter[str] = Counter()
+    pure = 0
+    for text, original in zip(roman[: min(lines, TUNE_LINES)], native, strict=False):
+        if _LATIN.search(original) is None:
+            pure += 1
+            counts.update(_STRETCH.sub(r"\1\1", w) for w in _WORD.findall(text.lower()))
+    return counts, pure
 
 
 def read_cmudict(path: Path) -> Counter[str]:
@@ -77,8 +98,10 @@ def grams(words: Counter[str]) -> Counter[str]:
     return out
 
 
-def build(root: Path, english: Path) -> dict[str, object]:
+def build(root: Path, english: Path, tune_lines: int = TUNE_LINES) -> dict[str, object]:
     words = {lang: read_lexicon(root / f"{lang}.lexicon.train.tsv") for lang in LANGS[:-1]}
+    tune = {lang: read_sentences(root, lang, tune_lines) for lang in LANGS[:-1]}
+    seen = {lang: counts for lang, (counts, _) in tune.items()}
     words["en"] = read_cmudict(english)
     gram_counts = {lang: grams(words[lang]) for lang in LANGS}
     every = sorted(set().union(*(set(g) for g in gram_counts.values())))
@@ -99,6 +122,14 @@ def build(root: Path, english: Path) -> dict[str, object]:
         "rare": {
             lang: " ".join(sorted(w for w, c in words[lang].items() if c < 2)) for lang in LANGS
         },
+        "freq": {
+            lang: " ".join(
+                f"{w}:{c}" for w, c in sorted(seen.get(lang, Counter()).items()) if c >= MIN_FREQ
+            )
+            for lang in LANGS
+        },
+        "tune_lines": min(tune_lines, TUNE_LINES),
+        "sentences": {lang: pure for lang, (_, pure) in tune.items()},
         "grams": " ".join(kept),
         "gram_counts": {lang: [gram_counts[lang][g] for g in kept] for lang in LANGS},
     }
@@ -109,6 +140,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("dakshina", type=Path, help="folder with <lang>.lexicon.train.tsv")
     parser.add_argument("--english", type=Path, default=default_cmudict(), help="cmudict file")
     parser.add_argument("--out", type=Path, default=OUT / "romanized.json.gz")
+    parser.add_argument(
+        "--tune-lines", type=int, default=TUNE_LINES, help="dev sentence lines to count words from"
+    )
     args = parser.parse_args(argv)
     if args.english is None or not args.english.exists():
         print("no CMU dictionary: install pocketsphinx or pass --english", file=sys.stderr)
@@ -119,7 +153,9 @@ def main(argv: list[str]) -> int:
     if missing:
         print(f"no train lexicon for {', '.join(missing)} in {args.dakshina}", file=sys.stderr)
         return 2
-    data = orjson.dumps(build(args.dakshina, args.english), option=orjson.OPT_SORT_KEYS)
+    data = orjson.dumps(
+        build(args.dakshina, args.english, args.tune_lines), option=orjson.OPT_SORT_KEYS
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
     print(f"{args.out}: {args.out.stat().st_size:,} bytes ({len(data):,} uncompressed)")

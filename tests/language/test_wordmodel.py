@@ -88,3 +88,38 @@ def test_unigram_totals_are_the_sum_of_the_one_letter_grams() -> None:
     model = wordmodel.model()
     for k, table in enumerate(model._grams):
         assert model._unigrams[k] == sum(c for g, c in table.items() if len(g) == 1)
+
+
+def test_words_frequent_in_real_sentences_weigh_more_than_rare_spellings() -> None:
+    """LG-1: the model counts words in Dakshina's tune sentences (pure Indic ones): a word
+    people write often in a language weighs more there than a spelling attested once."""
+    model = wordmodel.model()
+    hi = wordmodel.ORDER.index("hi")
+    assert model.freq[hi]["hai"] > 100
+    rare = next(w for w in sorted(model.rare[hi]) if w not in model.freq[hi] and len(w) == 3)
+    assert model.loglik("hai")[hi] > model.loglik(rare)[hi] + 3
+
+
+def test_english_words_that_are_frequent_indic_words_are_settled_by_the_sentence() -> None:
+    """LG-2: `in`, `or` (Hindi `these`, `and`), `a` (Bengali) are English spellings too: in a
+    pure Hindi or Bengali sentence they are not English, so the sentence is not code-switched;
+    real Hinglish, with English words, still is."""
+    model = wordmodel.model()
+    assert {"hi"} <= model.indic_usage("in", True) and "bn" in model.indic_usage("a", True)
+    assert not model.indic_usage("for", True)
+    for text, want in [
+        ("in logon ne or bhi kaam kiya", ["hi"]),
+        ("ve log in baton ko nahi mante or chup rehte hain", ["hi"]),
+        ("ami a kotha boli ni", ["bn"]),
+        ("kal subah 6 am ka alarm set karo", ["hi", "en"]),
+        ("mujhe kal ki meeting ke liye remind karna", ["hi", "en"]),
+        ("in songs ko play karo", ["hi", "en"]),
+        ("I am going to the office", ["en"]),
+    ]:
+        assert detect(text).languages == want, text
+
+
+def test_a_model_without_a_frequency_table_still_loads() -> None:
+    """LG-2: `freq` is optional: an older model file scores by attestation alone."""
+    model = wordmodel.empty()
+    assert model.freq[0] == {} and not model.indic_usage("in", True)

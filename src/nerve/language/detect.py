@@ -25,12 +25,13 @@ from nerve.language.votes import Vote, votes_of
 _WEAK = 0.5  # an n-gram vote weighs half a listed word
 _SHARED_SUPPORT = 0.8  # how much a settled shared word backs the confidence
 _SURE = 0.95  # an unlisted word this sure counts even alone
-_EN_SHARE = 0.12  # English words under this share of a long sentence are loanwords...
-_SHORT = 9  # ...of one longer than this many words
+_EN_SHARE = 0.25  # English words under this share of a long sentence are loanwords...
+_SHORT = 11  # ...of one longer than this many words
 _NATIVE = 20.0  # log-odds a native-script word gives its language
 _LISTED = 3.0  # log-odds a curated lexicon's word gives the languages that list it
 _CAP = 6.0  # no one word moves the sentence more than this many nats...
 _CAP_LISTED = 1.0  # ...and a curated word's spelling little beyond its lexicons' say
+_USAGE_TIE = 0.25  # English's edge in settling `in`, `a`, `of`: English, and Indic by usage
 _TEMPER = 1.0  # the words of a sentence are not independent: soften the sum
 
 Scores = defaultdict[str, float]
@@ -202,9 +203,16 @@ def _settle_shared(votes: list[Vote], dominant: str, lean: Scores) -> None:
                 near[dominant] += 1.0
             elif other.kind != "shared" and other.lang:
                 near[other.lang] += 1.0
+        # An English word that is also frequent in Indic sentences stays English on a tie.
+        en_edge = _USAGE_TIE if vote.usage else 0.0
         vote.lang = max(
             sorted(vote.cands),
-            key=lambda c: (evidence[c] + near[c], c == dominant, c == "en", lean[c]),
+            key=lambda c: (
+                evidence[c] + near[c] + (en_edge if c == "en" else 0.0),
+                c == dominant,
+                c == "en",
+                lean[c],
+            ),
         )
 
 

@@ -23,13 +23,23 @@ from nerve.language.wordmodel import model as word_model
 MAX_TOKENS = 2000  # words examined: a long text's language shows in its beginning
 SCAN_CHARS = 64_000
 _SENTENCE_END = re.compile(r"[.!?\n।]")
-_MIX = 0.5  # weight of the word model's English log-odds against the n-gram model's
+_MIX = 0.75  # weight of the word model's English log-odds against the n-gram model's
 
 
 class Vote:
     """One word's evidence, and the language it is finally counted for (`lang`)."""
 
-    __slots__ = ("attested", "cands", "ending", "function", "kind", "lang", "ll", "posterior")
+    __slots__ = (
+        "attested",
+        "cands",
+        "ending",
+        "function",
+        "kind",
+        "lang",
+        "ll",
+        "posterior",
+        "usage",
+    )
 
     def __init__(self, kind: str, cands: frozenset[str], posterior: dict[str, float] | None = None):
         self.kind = kind  # "native", "listed", "shared", "unlisted" or "name"
@@ -39,6 +49,7 @@ class Vote:
         self.ending: str | None = None  # whose typical ending an unlisted word has
         self.ll: tuple[float, ...] | None = None  # log P(word | Indic language), INDIC order
         self.attested = 0  # how well Dakshina attests the spelling: 0, 1 or 2
+        self.usage = False  # an English word that Indic sentences use often (`a`, `in`)
         self.lang = next(iter(cands)) if len(cands) == 1 else ""
 
     @property
@@ -63,10 +74,17 @@ def votes_of(text: str) -> list[Vote]:
             votes.append(Vote("native", frozenset((script,))))
             continue
         key, langs = _lookup(token)
+        usage: frozenset[str] = frozenset()
+        # `a`, `in`, `per` are also words of Indic sentences, `college` a loan they use: the
+        # sentence settles them. A capital `I` is English's own (`I-75`).
+        if "en" in langs and token != "I":
+            usage = words_model.indic_usage(key, key in english_function) - langs
+            langs |= usage
         name = not shouting and _is_name(token, opens, langs)
         if langs and not name:
             vote = Vote("listed" if len(langs) == 1 else "shared", langs)
             vote.function = key in english_function
+            vote.usage = bool(usage)
             if langs != {"en"}:
                 vote.ll = words_model.loglik(words_model.form(key))[:-1]
             votes.append(vote)

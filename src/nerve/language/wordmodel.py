@@ -5,7 +5,11 @@ v1.0 (CC BY-SA 4.0; see `model/README.md`, rebuilt by `scripts/build_language_mo
 Hindi, Tamil, Telugu, Kannada, Malayalam and Bengali, every romanized spelling people wrote for
 a Wikipedia word, and character n-gram counts of those spellings. `loglik(word)` gives, per
 Indic language, log P(word | language): the word table when the language attests the spelling,
-mixed with an interpolated character 4-gram model that scores any string. Summed over a
+mixed with an interpolated character 4-gram model that scores any string. A spelling weighs
+its attestation (common 2, rare 1) plus how often it occurs in the pure-Indic tune sentences of
+Dakshina's dev set (lines 1-2,500 only; `freq`), so `hai` outweighs a spelling written once;
+`indic_usage` names the languages whose sentences use an English spelling (`a`, `in`, `per`)
+often, so that the sentence settles it. Summed over a
 sentence, these are a naive Bayes over words: what tells Tamil from Malayalam is the whole
 sentence, not any one word. Loaded once, on first use (~0.1-0.3 s).
 """
@@ -29,6 +33,11 @@ MODEL = "romanized.json.gz"
 _WORD_WEIGHT = 0.9  # P(word) mixes the word table (attested spellings) with the char model
 _LAMBDAS = (0.05, 0.15, 0.3, 0.5)  # char model: weights of orders 1..4
 _UNSEEN = 1e-4  # probability of a character no training spelling has
+_FREQ_WEIGHT = 1.0  # a word seen n times in a language's tune sentences weighs this * n more
+# An English function word seen this many times per tune sentence of a language is also its
+# word (`a`, `i`, `in`, `per`); an English content word, loaned, needs twice as many.
+_FREQ_SHARE = 0.003
+_FREQ_SHARE_CONTENT = 0.006
 log = logging.getLogger(__name__)
 
 
@@ -49,9 +58,17 @@ class WordModel:
         assert isinstance(grams, str) and isinstance(gram_counts, dict)
         self.common = tuple(frozenset(common[lang].split()) for lang in ORDER)
         self.rare = tuple(frozenset(rare[lang].split()) for lang in ORDER)
-        # Attested spellings weigh their attestation: a common one twice a rare one.
+        freq = data.get("freq") or {}
+        assert isinstance(freq, dict)
+        self.freq = tuple(_counts(str(freq.get(lang, ""))) for lang in ORDER)
+        sentences = data.get("sentences") or {}
+        assert isinstance(sentences, dict)
+        self._sentences = tuple(float(sentences.get(lang, 0)) for lang in ORDER[:-1])
+        # Attested spellings weigh their attestation (a common one twice a rare one), plus how
+        # often people wrote the word in real sentences of the language.
         self._types = tuple(
-            2 * len(c) + len(r) for c, r in zip(self.common, self.rare, strict=True)
+            2 * len(c) + len(r) + _FREQ_WEIGHT * sum(f.values())
+            for c, r, f in zip(self.common, self.rare, self.freq, strict=True)
         )
         self.loaded = bool(grams)
         names = grams.split(" ") if grams else []
@@ -60,12 +77,24 @@ class WordModel:
         ones = [i for i, name in enumerate(names) if len(name) == 1]
         self._unigrams = tuple(sum(gram_counts[lang][i] for i in ones) for lang in ORDER)
         self.loglik = functools.lru_cache(maxsize=32768)(self._loglik)
+        self.indic_usage = functools.lru_cache(maxsize=4096)(self._indic_usage)
 
     def attested(self, word: str) -> int:
         """2 when some Indic language attests `word` more than once, 1 once, 0 never."""
         if any(word in c for c in self.common[:-1]):
             return 2
         return 1 if any(word in r for r in self.rare[:-1]) else 0
+
+    def _indic_usage(self, word: str, function: bool) -> frozenset[str]:
+        """The Indic languages whose real (tune) sentences use `word` often: `a`, `i`, `in`,
+        `per` are English function words, and also Bengali, Kannada, Hindi, Malayalam words;
+        `college` is a loan that Bengali uses as its own. At least twice, in any case."""
+        share = _FREQ_SHARE if function else _FREQ_SHARE_CONTENT
+        return frozenset(
+            lang
+            for lang, f, n in zip(INDIC, self.freq, self._sentences, strict=False)
+            if f.get(word, 0) >= max(2.0, share * n)
+        )
 
     def form(self, word: str) -> str:
         """The form of a stretched word (`bossuuuu`) to score: cut to two letters, or one, as
@@ -80,7 +109,8 @@ class WordModel:
     def _loglik(self, word: str) -> tuple[float, ...]:
         out = []
         for k in range(len(ORDER)):
-            weight = 2 if word in self.common[k] else 1 if word in self.rare[k] else 0
+            weight = 2.0 if word in self.common[k] else 1.0 if word in self.rare[k] else 0.0
+            weight += _FREQ_WEIGHT * self.freq[k].get(word, 0)
             p_char = math.exp(self._char_logprob(word, k))
             p_word = weight / self._types[k] if self._types[k] else 0.0
             out.append(math.log(_WORD_WEIGHT * p_word + (1 - _WORD_WEIGHT) * p_char))
@@ -103,6 +133,15 @@ class WordModel:
                     p += _LAMBDAS[n - 1] * table.get(history + ch, 0) / seen
             total += math.log(p + _UNSEEN)
         return total
+
+
+def _counts(text: str) -> dict[str, int]:
+    """`word:count word:count` -> {word: count}."""
+    out = {}
+    for item in text.split():
+        word, _, count = item.rpartition(":")
+        out[word] = int(count)
+    return out
 
 
 def parse(blob: bytes, source: str = MODEL) -> WordModel:
