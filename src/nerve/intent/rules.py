@@ -20,16 +20,9 @@ from typing import Any
 
 from nerve.intent import actions, chat, messages, params
 from nerve.intent.cues import CUES, Token, question_openers, tokenize
-from nerve.intent.lexicon import NOT_NAMES, PAST_FORMS, REPORT_MAKERS, VERBS, words
+from nerve.intent.lexicon import NOT_NAMES, REPORT_MAKERS, VERBS, words
 from nerve.intent.model import Intent
-from nerve.intent.shape import (
-    clause_end,
-    closes_command,
-    imperative,
-    indic_command,
-    narrated,
-    wished,
-)
+from nerve.intent.shape import clause_end, imperative, indic_command, narrated, told, wished
 
 __all__ = ["MAX_CHARS", "classify_rules", "clean"]
 
@@ -234,7 +227,7 @@ def _score(
     indic = any(lang != "en" for lang in languages)
     polite = not seen.isdisjoint(_POLITE)  # "I don't need alarms today, just delete them please"
     reports = [t.start for t in tokens if t.word in ("report", "reports")]
-    told = False  # a past Indic send form: someone sent something
+    story = False  # a past Indic send form: someone sent something
     summaries = [t.start for t in tokens if t.word in ("summary", "summaries")]
     for hit in CUES.hits(tokens):
         start, end = tokens[hit.first].start, tokens[hit.last].end
@@ -261,8 +254,8 @@ def _score(
             if weight:
                 (scores.command if strong else scores.add)(hit.intent, weight, start, end)
         elif hit.kind == "indic" and (hit.intent != "convert_format" or found.mentions):
-            if tokens[hit.last].word in PAST_FORMS and not closes_command(tokens, hit.last)[1]:
-                scores.topic = told = True  # "avan enikku message ayachu": he sent one, a story
+            if told(tokens, hit.last):
+                scores.topic = story = True  # "avan enikku message ayachu": he sent one, a story
             elif indic_command(tokens, hit.last, hit.rest, destructive=hit.intent == "delete_data"):
                 scores.command(hit.intent, STRONG[hit.intent], start, end)
         elif hit.kind == "noun":
@@ -306,7 +299,7 @@ def _score(
     elif text.endswith("?"):
         scores.ask("query_data", QUESTION, len(text), len(text))
     send = scores.best.get("send_message")
-    if send and told and not scores.commanded:  # "message" was the story's object, no verb
+    if send and story and not scores.commanded:  # "message" was the story's object, no verb
         del scores.best["send_message"]
         send = None
     if send and messages.recipient(text, send.start, send.end, languages):

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 
 from nerve.intent.cues import QUESTION_OPENERS, Token
-from nerve.intent.lexicon import FRAMES, LIGHT_VERBS, POSTPOSITIONS, words
+from nerve.intent.lexicon import FRAMES, LIGHT_VERBS, PAST_FORMS, POSTPOSITIONS, words
 
 __all__ = [
     "SUBJECTS",
@@ -27,6 +27,7 @@ __all__ = [
     "imperative",
     "indic_command",
     "narrated",
+    "told",
     "wished",
 ]
 
@@ -120,6 +121,11 @@ def indic_command(
     if end < len(tokens) and not tokens[end].sentence and tokens[end].word not in JOINERS:
         return False
     return rest in (_PLAIN_ENDINGS if destructive else IMPERATIVE_ENDINGS)
+
+
+def told(tokens: Sequence[Token], last: int) -> bool:
+    """A past send form ("ayachu": sent) with no imperative helper after it: a story."""
+    return tokens[last].word in PAST_FORMS and not closes_command(tokens, last)[1]
 
 
 def narrated(tokens: Sequence[Token], first: int) -> bool:
