@@ -49,6 +49,21 @@ async def test_dashboard_shows_routes_breakers_and_counts_after_traffic(
     assert_no_secret(response.text)
 
 
+async def test_a_degraded_health_says_why_and_an_unpriced_target_says_so(admin: Harness) -> None:
+    """The badge explains itself: each reason, with since when; a target with no price in
+    `prices` is reported unpriced, so the page shows "no price" rather than $0."""
+    async with admin.session() as client:
+        assert (await client.get("/admin/api/dashboard")).json()["health"]["reasons"] == []
+        for _ in range(admin.app.config.limits.breaker.failures):
+            await admin.app.gateway.breakers.record_failure("primary/m1")
+        data = (await client.get("/admin/api/dashboard")).json()
+    assert data["health"]["status"] == "degraded"
+    (reason,) = data["health"]["reasons"]
+    assert reason.startswith("the breaker of primary/m1 is open after ")
+    assert "failures in a row (opened 0 s ago); it is tried again in " in reason
+    assert data["priced"] == {"primary/m1": False}
+
+
 async def test_logs_are_filtered_by_kind_and_text(admin: Harness, upstream: FakeUpstream) -> None:
     """AD-4: CALL and ERROR events from traffic; ?kind= and ?q= filter them."""
     upstream.script(Reply(), Reply(status=500, json={"error": {"message": "boom"}}))

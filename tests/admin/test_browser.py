@@ -93,6 +93,10 @@ def test_log_in_watch_traffic_and_edit_a_route_in_the_browser(
             expect(page.locator("#calls")).to_have_text("3", timeout=WAIT_MS)
             expect(page.locator("#tokens")).to_have_text("24", timeout=WAIT_MS)
             expect(page.locator("#errors")).to_have_text("1", timeout=WAIT_MS)
+            # No price for primary/m1 in the config: "no price", not a $0.0000 that reads free.
+            expect(page.locator("#cost")).to_have_text("no price")
+            expect(page.locator("#routes tr[data-route=default] td").last).to_have_text("no price")
+            expect(page.locator("#health-reasons")).to_be_hidden()
             page.screenshot(path=str(shots / "admin-dashboard.png"), full_page=True)
 
             # AD-4: colour-coded logs, filterable by kind.

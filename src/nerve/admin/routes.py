@@ -36,6 +36,7 @@ from nerve.admin.http import PAGE_HEADERS, TransportChecked, guard, read_json
 from nerve.admin.panel import AdminPanel
 from nerve.errors import AuthError, RateLimited, RequestError
 from nerve.gateway.resilience import Clock
+from nerve.gateway.stats import price_of
 
 __all__ = ["admin_routes", "mount_admin"]
 
@@ -99,9 +100,15 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
              "targets": [str(t) for t in r.targets]}
             for r in panel.host.config.routes
         ]  # fmt: skip
+        prices = state.stats.prices
+        priced = {
+            str(t): price_of(prices, t.provider, t.model) is not None
+            for r in panel.host.config.routes for t in r.targets
+        }  # fmt: skip
         return JSONResponse({
             "health": await state.health(),
             "routes": routes,
+            "priced": priced,  # a target without a price costs "no price", not $0
             "breakers": breakers,
             "cooldowns": cooldowns,
             "probes": state.prober.results if state.prober else {},

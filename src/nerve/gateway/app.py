@@ -245,10 +245,12 @@ class GatewayState:
 
     async def health(self) -> dict[str, Any]:
         snapshot = (await self.stats_view()).snapshot()
-        open_ = [k for k, v in (await self.breaker_view()).items() if v["state"] != "closed"]
+        breakers = await self.breaker_view()
+        open_ = [k for k, v in breakers.items() if v["state"] != "closed"]
         shared = dict(LOCAL_HEALTH) if self.shared is None else self.shared.health()
         return {
             "status": "degraded" if open_ or not shared["ok"] else "ok",
+            "reasons": _degraded_because(breakers, open_, shared),
             "version": __version__,
             "uptime_s": round(time.time() - self.started, 1),
             "routes": [r.name for r in self.config.routes],
@@ -264,6 +266,32 @@ class GatewayState:
             "shared_state": shared,
             **{name: part() for name, part in self.health_parts.items()},
         }
+
+
+def _degraded_because(
+    breakers: dict[str, dict[str, Any]], open_: list[str], shared: dict[str, Any]
+) -> list[str]:
+    """Why /health says degraded, one sentence each: what a person needs to know and since
+    when (empty when it is ok)."""
+    reasons = []
+    for key in open_:
+        view = breakers[key]
+        ago = view.get("opened_at_ago_s")
+        since = f" {ago:.0f} s ago" if isinstance(ago, int | float) else ""
+        retry = view.get("half_open_in_s")
+        again = f"; it is tried again in {retry:.0f} s" if isinstance(retry, int | float) else ""
+        reasons.append(
+            f"the breaker of {key} is {view['state']} after {view['consecutive_failures']} "
+            f"failures in a row (opened{since}){again}"
+        )
+    if not shared.get("ok", True):
+        down = shared.get("degraded_since")
+        when = f" since {time.strftime('%H:%M:%S', time.localtime(down))}" if down else ""
+        reasons.append(
+            f"Redis ({shared.get('url')}) is unreachable{when}: {shared.get('last_error')}; "
+            f"policy {shared.get('policy')}"
+        )
+    return reasons
 
 
 def gateway_routes(state: GatewayState) -> list[Route]:

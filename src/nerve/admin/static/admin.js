@@ -55,6 +55,9 @@ function say(node, text, ok) {
 const fmt = {
   int: (n) => (n ?? 0).toLocaleString("en-US"),
   usd: (n) => `$${(n ?? 0).toFixed(4)}`,
+  // A model without a price in `prices` costs nothing here only because nobody said what it
+  // costs: say so instead of showing $0.0000 as if it were free.
+  cost: (n, priced) => (priced === false ? "no price" : fmt.usd(n)),
   ms: (n) => (n === null || n === undefined ? "–" : n.toFixed(1)),
 };
 
@@ -129,11 +132,18 @@ async function loadDashboard() {
   $("#errors").textContent = fmt.int(stats.errors);
   $("#fallbacks").textContent = fmt.int(stats.fallbacks);
   $("#tokens").textContent = fmt.int(stats.tokens?.total);
-  $("#cost").textContent = fmt.usd(stats.cost_usd);
+  const priced = data.priced || {};
+  const anyPrice = (targets) => !targets.length || targets.some((t) => priced[t] !== false);
+  $("#cost").textContent = fmt.cost(stats.cost_usd, anyPrice(Object.keys(priced)));
   $("#latency").textContent = `${fmt.ms(stats.latency_ms?.p50)} / ${fmt.ms(stats.latency_ms?.p95)} ms`;
   const health = $("#health");
   health.textContent = data.health.status;
   health.className = `badge status-${data.health.status}`;
+  const why = data.health.reasons || [];
+  health.title = why.length ? `degraded because:\n- ${why.join("\n- ")}` : "all good";
+  const reasons = $("#health-reasons");
+  reasons.replaceChildren(...why.map((text) => el("li", {}, text)));
+  reasons.hidden = !why.length;
 
   // Requests that named a provider/model (route "explicit") or fell in "(other)" get rows too,
   // so the table adds up to the totals above.
@@ -146,7 +156,8 @@ async function loadDashboard() {
       el("td", {}, route.name), el("td", {}, route.targets.join(" → ")),
       el("td", { class: "num" }, fmt.int(s.calls)), el("td", { class: "num" }, fmt.int(s.errors)),
       el("td", { class: "num" }, fmt.int(s.tokens?.total)),
-      el("td", { class: "num" }, fmt.ms(s.latency_ms?.p50)), el("td", { class: "num" }, fmt.usd(s.cost_usd)));
+      el("td", { class: "num" }, fmt.ms(s.latency_ms?.p50)),
+      el("td", { class: "num" }, fmt.cost(s.cost_usd, anyPrice(route.targets.filter((t) => t in priced)))));
   }));
 
   const targets = new Set([...Object.keys(data.breakers), ...Object.keys(stats.by_model || {})]);
