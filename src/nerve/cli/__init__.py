@@ -11,6 +11,7 @@ from nerve.cli import (  # noqa: F401
     chat_cmd,
     config_cmd,
     discord_cmd,
+    doctor_cmd,
     keys_cmd,
     mcp_cmd,
     memory_cmd,
