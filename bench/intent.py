@@ -9,7 +9,8 @@ the most frequent confusions, then µs per `classify_rules` call on raw text (p5
 several runs).
 
 The rules read the raw text and, when `nerve.language` is importable, also each query passed
-through `detect`: its `.normalized_text` with its `.languages`. The output says which it did.
+through `detect`: its `.normalized_text` with its `.languages`, and (`pipeline`, what
+IntentClassifier does) the text as written with its `.languages`. The output says which it did.
 
 False triggers (RT-2): the share of non-commands given an intent other than chat/unknown, and of
 those given a destructive one (high or critical risk in safety's INTENT_RISK, or an action hint),
@@ -85,6 +86,13 @@ def normalizer() -> tuple[Prepare | None, str]:
         return result.normalized_text, tuple(result.languages)
 
     return prepare, ""
+
+
+def detected(text: str) -> tuple[str, Sequence[str]]:
+    """What the pipeline's rules read (IntentClassifier): the text as written, its languages."""
+    from nerve.language import detect
+
+    return text, tuple(detect(text).languages)
 
 
 def load(path: Path) -> list[dict[str, str]]:
@@ -272,8 +280,11 @@ def main(argv: list[str] | None = None) -> int:
     readings: list[tuple[str, Prepare]] = [("raw", raw)]
     normalize, why_not = normalizer()
     if normalize:
-        readings.append(("normalized", normalize))
-        how = "raw text, and nerve.language.detect(...).normalized_text with .languages"
+        readings += [("normalized", normalize), ("pipeline", detected)]
+        how = (
+            "raw text; detect(...).normalized_text with .languages; and the pipeline's reading,"
+            " the text as written with detect(...).languages"
+        )
     else:
         how = f"raw text only (nerve.language is not usable: {why_not})"
     print(f"data: {path} ({len(rows)} rows)\nrules read: {how}")

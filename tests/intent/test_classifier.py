@@ -207,17 +207,23 @@ async def test_a_model_that_never_answers_times_out_and_falls_back_to_the_rules(
     assert calls == 1
 
 
-async def test_the_rules_read_the_normalized_text_when_the_model_fails() -> None:
-    """IN-1 with LG-3: the fallback reads nerve.language's normalized text and languages."""
+async def test_the_rules_read_the_text_as_written_with_its_languages_when_the_model_fails() -> None:
+    """IN-1 with LG-3: the fallback reads the text itself with nerve.language's languages; the
+    normalized text (an Indic helper turned into an English imperative) is the model's only."""
     classifier = IntentClassifier(llm=FakeModel(RuntimeError("down")))
-    result = await classifier.classify(
-        "Priya ko message pathaiyo", normalized_text="Priya ko message send", languages=["hi"]
+    sent = await classifier.classify(
+        "Priya ko message bhejo", normalized_text="Priya ko message send", languages=["hi"]
     )
-    assert (result.intent, result.parameters, result.source) == (
+    assert (sent.intent, sent.parameters, sent.source) == (
         "send_message",
         {"recipient": "Priya"},
         "rules",
     )
+    helped = await classifier.classify(  # "tharu" helps "ayachu" ask; "give" after it does not
+        "ammakku message ayachu tharu", normalized_text="ammakku message ayachu give",
+        languages=["ml", "en"],
+    )  # fmt: skip
+    assert (helped.intent, helped.parameters.get("recipient")) == ("send_message", "amma")
 
 
 async def test_the_rules_action_hint_overrides_the_model_on_a_destructive_request() -> None:

@@ -118,13 +118,17 @@ class IntentClassifier:
     async def classify(
         self, text: str, *, normalized_text: str | None = None, languages: Sequence[str] = ()
     ) -> Intent:
-        """Never raises: every failure of the model path ends in the rules' answer."""
-        readable = normalized_text if normalized_text is not None else text
+        """Never raises: every failure of the model path ends in the rules' answer.
+
+        The rules read the text as written, with its languages: they know the Indic verb forms
+        themselves, and the keyword normalization (`dekhiye` → see, `tharu` → give) only
+        turned a polite helper into an English imperative (measured on the tune sets and
+        Hinglish-TOP: never worse, often better). The model sees both."""
         if self.llm is not None:
             answer = await self._ask(self.llm, text, normalized_text, languages)
             if answer is not None:
-                return self._from_model(answer, (readable, text))
-        return classify_rules(readable, languages=languages)
+                return self._from_model(answer, (text, normalized_text or text))
+        return classify_rules(text, languages=languages)
 
     async def _ask(
         self, llm: Complete, text: str, normalized_text: str | None, languages: Sequence[str]
