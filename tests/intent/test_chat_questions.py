@@ -35,6 +35,9 @@ CHAT = [
     "how did the interview go?",
     "bhai kal ka match dekha?",
     "kya kar rahe ho aaj kal?",
+    "wo movie kaisi thi?",
+    "mummy ne kya banaya aaj?",
+    "kab milenge hum log?",
 ]
 
 # Exclamations, opinions and rhetorical questions: said, not asked.
@@ -48,6 +51,14 @@ EXCLAIMED = [
     "kya bakwas movie thi yaar",
     "pata nahi kya hoga ab",
     "kitna time ho gaya milke",
+    "kya mast khana tha kal",
+    "kitna mazaa aaya kal",
+    "who else is watching the game tonight",
+    "remember that trip to goa?",
+    "itna garam kyun hai aaj",
+    "weekend pe kya plan hai?",
+    "bagunnava?",
+    "show was amazing last night",
 ]
 
 
@@ -107,3 +118,17 @@ def test_only_an_order_to_shut_a_machine_down_names_the_action(
     text: str, action: str | None
 ) -> None:
     assert classify_rules(text).parameters.get("action") == action
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("delete mat karo", "unknown"),
+        ("please do not delete the logs", "unknown"),
+        ("delete karne ka mann nahi kar raha photos", "unknown"),
+        ("Mujhe ab chicken ki zaroorat nahi hai, wo reminder ko delete karo", "delete_data"),
+        ("delete all my alarms", "delete_data"),
+    ],
+)
+def test_a_deletion_denied_next_to_its_verb_is_no_deletion(text: str, intent: str) -> None:
+    assert classify_rules(text, languages=("hi", "en")).intent == intent

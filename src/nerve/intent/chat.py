@@ -107,7 +107,8 @@ _SOFT = GREETINGS | MILD
 _SMALL_TALK = re.compile(
     r"\b(?:what'?s\s+up|wh?at\s+up|how\s+(?:are|r)\s+(?:you|u|ya)|how'?s\s+it\s+going"
     r"|how\s+have\s+you\s+been|kaise\s+ho|kaisi\s+ho|kya\s+haal|kya\s+kar\s+rah[ei]\s+ho"
-    r"|eppadi\s+iruk\w*|ela\s+unn\w*|hegidd\w*|sugam\w*|kemon\s+acho)\b",
+    r"|eppadi\s+iruk\w*|ela\s+unn\w*|hegidd\w*|sugam\w*|kemon\s+acho|bagunna\w*|enu\s+ma+d\w*"
+    r"|enthu\s+parupadi|saapadu\s+aach\w*|oota\s+ay\w*|ki\s+kheli\w*)\b",
     re.IGNORECASE,
 )
 # Exclamations, opinions and rhetorical questions: "what a day", "is it just me or...", "who
@@ -116,12 +117,18 @@ _EXCLAIMED = re.compile(
     r"^\s*what\s+an?\s+\w+|\bis\s+it\s+just\s+me\b|\b(?:killing|driving)\s+me\b"
     r"|\bwaste\s+of\s+time\b|\b(?:who|why)\b[^?.!]{0,40}\beven\b|\banymore\s*\??\s*$"
     r"|\balways\s+so\b|\bkya\s+(?:bakwas|baat|scene|bekaar|bekar|faltu)\b|\bpata\s+nahi\b"
-    r"|\bkitn[aie]\s+(?:time|waqt|din|saal)\s+ho\s+ga(?:ya|ye)\b",
+    r"|\bkitn[aie]\s+(?:time|waqt|din|saal)\s+ho\s+ga(?:ya|ye)\b|\bkya\s+(?:mast|badhiya|zabardast)\b"
+    r"|\bkitn[aie]\s+(?:maza+|achh?a|bura|pyara|sundar)\b|\bwho\s+else\b|^\s*remember\s+(?:that|when)\b"
+    r"|\bitna\b[^?.!]{0,30}\bkyun\b|\bkya\s+plan\s+hai\b|\bany\s+plans\b|\bsamajh\s+nahi\b"
+    r"|\btheek\s+hai\s+na\b",
     re.IGNORECASE,
 )
 # "how did the interview go?", "kal ka match dekha?": what happened to someone, asked.
 _HAPPENED = re.compile(
-    r"\bhow\s+did\b[^?.!]{1,40}\bgo\b|\b(?:dekha|dekhi|suna|suni)\s*\?", re.IGNORECASE
+    r"\bhow\s+did\b[^?.!]{1,40}\bgo\b|\b(?:dekha|dekhi|suna|suni)\s*\?"
+    r"|\b(?:kaisa|kaisi|kaise)\s+(?:tha|thi|the|raha|rahi|rahe)\b|\bne\s+kya\s+\w+(?:ya|yi|ye)\b"
+    r"|\bmil(?:enge|oge|ogi|na)\b",
+    re.IGNORECASE,
 )
 _TIMES = frozenset(words("morning, mrng, afternoon, evening, night, nite, day"))
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf\u2764\u263a\u2639\U0001f000-\U0001f2ff]")

@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nerve.intent import actions, chat, messages, params
+from nerve.intent import actions, chat, messages, params, shape
 from nerve.intent.cues import CUES, Token, question_openers, tokenize
 from nerve.intent.lexicon import NOT_NAMES, REPORT_MAKERS, VERBS, words
 from nerve.intent.model import Intent
-from nerve.intent.shape import clause_end, imperative, indic_command, narrated, told, wished
+from nerve.intent.shape import clause_end, imperative, indic_command, narrated, wished
 
 __all__ = ["MAX_CHARS", "classify_rules", "clean"]
 
@@ -234,16 +234,17 @@ def _score(
         if hit.kind in ("verb", "relay") and _to_you(tokens, hit.last):
             continue  # "good to see you", "miss you", "tell you what": said to the listener
         if hit.kind == "verb":
-            if hit.word == "check" and _next_word(tokens, hit.last) == "out":
-                continue  # "check out my painting!" shows, it asks for nothing
+            after = _next_word(tokens, hit.last)  # "check out my painting!" shows, asks nothing;
+            if (hit.word == "check" and after == "out") or after in shape.COPULAS:
+                continue  # "show was amazing": a noun before its verb
             # SOV English ("users table delete") only in Indic company: "leg drop" is a name,
             # "long time no see!" a greeting
             closing = indic
             strong = polite or imperative(
                 tokens, hit.first, hit.last, text, openers, closing=closing
             )
-            if not strong and hit.intent == "delete_data":
-                continue  # destructive only as a command: "leg drop", "the sky was so clear"
+            if hit.intent == "delete_data" and (not strong or shape.negated(tokens, hit.first)):
+                continue  # destructive only as a command: "leg drop", "don't delete them"
             if not strong and narrated(tokens, hit.first) and not wished(tokens, hit.first):
                 scores.topic = True  # "I sent him a message": a story about the topic
                 continue
@@ -254,7 +255,7 @@ def _score(
             if weight:
                 (scores.command if strong else scores.add)(hit.intent, weight, start, end)
         elif hit.kind == "indic" and (hit.intent != "convert_format" or found.mentions):
-            if told(tokens, hit.last):
+            if shape.told(tokens, hit.last):
                 scores.topic = story = True  # "avan enikku message ayachu": he sent one, a story
             elif indic_command(tokens, hit.last, hit.rest, destructive=hit.intent == "delete_data"):
                 scores.command(hit.intent, STRONG[hit.intent], start, end)

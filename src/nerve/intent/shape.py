@@ -21,12 +21,14 @@ from nerve.intent.cues import QUESTION_OPENERS, Token
 from nerve.intent.lexicon import FRAMES, LIGHT_VERBS, PAST_FORMS, POSTPOSITIONS, words
 
 __all__ = [
+    "COPULAS",
     "SUBJECTS",
     "clause_end",
     "closes_command",
     "imperative",
     "indic_command",
     "narrated",
+    "negated",
     "told",
     "wished",
 ]
@@ -123,6 +125,24 @@ def indic_command(
     return rest in (_PLAIN_ENDINGS if destructive else IMPERATIVE_ENDINGS)
 
 
+COPULAS = frozenset(words("was, is, were, are, has, had, tha, thi, hai"))  # not "the": English
+# Words that deny a verb in its clause: "delete mat karo", "don't delete it", "delete karne ka
+# mann nahi" ask for no deletion ("na" is left out: "karo na" begs).
+NEGATIONS = frozenset(
+    words("nahi, nahin, mat, don't, dont, never, not, no, illa, illai, vendam, venda, ledu, beda")
+)
+
+
+def negated(tokens: Sequence[Token], first: int) -> bool:
+    """A negation next to the verb at token `first`, in its clause: two words before ("don't
+    delete"), four after ("delete mat karo", "delete karne ka mann nahi"). Farther away it
+    denies something else ("chicken ki zaroorat nahi hai, wo reminder delete karo")."""
+    start, end = first, min(clause_end(tokens, first), first + 5)
+    while start > max(0, first - 2) and not (tokens[start].opens or tokens[start].sentence):
+        start -= 1
+    return any(t.word in NEGATIONS for t in tokens[start:end])
+
+
 def told(tokens: Sequence[Token], last: int) -> bool:
     """A past send form ("ayachu": sent) with no imperative helper after it: a story."""
     return tokens[last].word in PAST_FORMS and not closes_command(tokens, last)[1]
@@ -191,6 +211,8 @@ def imperative(
     follows a frame ("please", "can you"); comes before an Indic light verb that ends its clause
     ("delete karo", not "delete kar diya"), or closes a clause that asks nothing ("users table
     delete", "Priya ko tell ki ...": Hindi ki opens the clause that follows)."""
+    if last + 1 < len(tokens) and tokens[last + 1].word in COPULAS:
+        return False  # "show was amazing", "check is in the mail": a noun before its verb
     if tokens[first].opens:
         return tokens[first].sentence or not narrated(tokens, first)
     for n in _FRAME_LENGTHS:
