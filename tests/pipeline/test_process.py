@@ -194,3 +194,19 @@ async def test_the_llm_judge_is_asked_through_the_gateway_after_layers_1_and_2(u
         assert result.safety.allowed and "unavailable" in result.safety.reason
     finally:
         await state.close()
+
+
+async def test_handle_registers_a_handler_as_a_hidden_tool_of_the_pipelines_registry():
+    async def explain(request):
+        return {"explained": request.intent.parameters.get("target")}
+
+    p = pipeline()
+    p.handle("explain", explain, retries=0, timeout_seconds=5)
+    assert "intent_explain" in p.tools and p.tools.names() == []
+    result = await p.process("explain how DNS works", "u")
+    assert result.execution == {
+        "status": "ok",
+        "executed": True,
+        "attempts": 1,
+        "result": {"explained": "how DNS works"},
+    }
