@@ -53,6 +53,7 @@ from nerve.memory import Memory, build_memory, memory_router
 from nerve.openapi_doc import docs_routes, fix_openapi
 from nerve.pipeline import build_pipeline
 from nerve.pipeline.routes import pipeline_router
+from nerve.readiness import Readiness
 from nerve.serving import GuardedHttp, configure
 from nerve.tools import builtin_registry
 from nerve.voice import Voice, voice_router
@@ -145,7 +146,11 @@ class NerveApp:
                     watching = asyncio.create_task(self.watcher.run(), name="config watcher")
                     stack.push_async_callback(_cancel, watching)
                 await stack.enter_async_context(self.mcp_http.running())  # /mcp sessions
-                yield
+                self.readiness.serving = True
+                try:
+                    yield
+                finally:
+                    self.readiness.serving = False  # stopping: the balancer moves on now
 
         self.api = FastAPI(
             title="nerve",
@@ -169,6 +174,8 @@ class NerveApp:
         self.api.include_router(agents_router(lambda: self.agents))
         self.api.include_router(voice_router(lambda: self.voice))
         self.api.router.routes.extend(gateway_routes(self.gateway))
+        self.readiness = Readiness({"store": self._store_answers, "redis": self._shared_ok})
+        self.api.router.routes.append(self.readiness.route())
         self.api.router.routes.extend(evolution_routes(lambda: self.gateway))
         self.api.router.routes.extend(
             web_chat_routes(
@@ -292,6 +299,17 @@ class NerveApp:
             raise NotFound("memory is disabled in this server's config (memory.enabled: false)",
                            code="memory_disabled")  # fmt: skip
         return self._memory
+
+    async def _store_answers(self) -> str | None:
+        await self.agents.store.get("-ready-")  # one query on storage.url, whichever backend
+        return None
+
+    async def _shared_ok(self) -> str | None:
+        shared = self.gateway.shared  # only a closed policy refuses traffic when Redis is down
+        health = shared.health() if shared is not None else {"ok": True}
+        if not health["ok"] and health["policy"] == "closed":
+            return f"unreachable ({health['last_error']}) and redis.on_error is closed"
+        return None
 
     async def _remember(self, text: str, user_id: str, summary: dict[str, Any]) -> None:
         if self._memory is not None:

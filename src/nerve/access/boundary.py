@@ -34,7 +34,7 @@ from nerve.hostguard import HostGuard
 __all__ = ["KEY_PROTOCOL", "PUBLIC", "PUBLIC_PREFIXES", "Boundary", "bearer", "is_public"]
 
 PUBLIC = frozenset(
-    {"/health", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/favicon.ico",
+    {"/health", "/ready", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/favicon.ico",
      "/chat", "/chat/chat.js", "/chat/markdown.js", "/chat/chat.css"}
 )  # fmt: skip
 # The panel (and /admin itself) authenticates its own sessions; /docs/static/ is Swagger UI's.
