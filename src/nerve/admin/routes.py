@@ -5,6 +5,8 @@
     POST /admin/api/login           {password} → {token, expires_at} + the session cookie
     POST /admin/api/logout          GET /admin/api/session
     GET  /admin/api/dashboard       routes, breakers, cooldowns, probes, stats, health
+    GET  /admin/api/series          ?window=1h|24h&by=route|model: the charts' time series
+                                    (every replica's with Redis: gateway/timeseries*.py)
     GET  /admin/api/logs            ?kind=ERROR,FALLBACK&q=text&limit=200&after=<seq>
                                     (seq: the shared log's, increasing in log order)
     GET|PUT /admin/api/config       POST /admin/api/reload       (config_api.py)
@@ -37,6 +39,7 @@ from nerve.admin.panel import AdminPanel
 from nerve.errors import AuthError, RateLimited, RequestError
 from nerve.gateway.resilience import Clock
 from nerve.gateway.stats import price_of
+from nerve.gateway.timeseries import BY, WINDOWS
 
 __all__ = ["admin_routes", "mount_admin"]
 
@@ -115,6 +118,16 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
             "stats": stats,
         })  # fmt: skip
 
+    async def series(request: Request) -> Response:
+        panel.attach()
+        window = request.query_params.get("window", "1h")
+        by = request.query_params.get("by", "route")
+        if window not in WINDOWS:
+            raise RequestError(f"'window' is one of {', '.join(WINDOWS)}", param="window")
+        if by not in BY:
+            raise RequestError(f"'by' is one of {', '.join(BY)}", param="by")
+        return JSONResponse(await panel.host.gateway.stats.timeseries.view(window, by))
+
     async def logs(request: Request) -> Response:
         panel.attach()
         params = request.query_params
@@ -137,6 +150,7 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
         Route("/admin/api/logout", guard(panel, logout), methods=["POST"]),
         Route("/admin/api/session", guard(panel, session), methods=["GET"]),
         Route("/admin/api/dashboard", guard(panel, dashboard), methods=["GET"]),
+        Route("/admin/api/series", guard(panel, series), methods=["GET"]),
         Route("/admin/api/logs", guard(panel, logs), methods=["GET"]),
         *(Route(path, guard(panel, h), methods=m) for path, h, m in config_routes(panel)),
         *(Route(path, guard(panel, h), methods=m) for path, h, m in access_routes(panel)),

@@ -26,6 +26,7 @@ from nerve.gateway.resilience.fallback import SharedBreakers, SharedCooldowns
 from nerve.gateway.resilience.shared import SharedState
 from nerve.gateway.resilience.shared_limiter import SharedLimiter
 from nerve.gateway.stats import Stats
+from nerve.gateway.timeseries_redis import share
 
 __all__ = ["LOCAL_HEALTH", "Resilience", "build_resilience"]
 
@@ -74,6 +75,7 @@ def build_resilience(config: Config, stats: Stats, *, clock: Clock) -> Resilienc
         )
     wall = time.time if clock is time.monotonic else clock
     shared = SharedState(config.redis, clock=wall, stats=stats)
+    share(shared, stats.timeseries)  # the admin charts ride the stats flush
     return Resilience(
         SharedLimiter(shared, limits.rate, clock=clock),
         SharedBreakers(shared, limits.breaker, clock=clock),

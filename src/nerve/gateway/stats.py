@@ -8,6 +8,7 @@ connection would flatter p50 and a timeout would swamp p95; failures still count
 A table holds at most 1000 series; names beyond that are counted under "(other)", so client-chosen
 model names cannot grow memory without bound. With Redis (GW-19) the local Stats is a delta
 buffer: `drain()` hands its counters over, and `from_counters()` views every replica's sum.
+Each call also goes into `timeseries` (timeseries.py): the minutes the admin panel charts.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nerve.clock import Clock
+from nerve.gateway.timeseries import TimeSeries
 
 if TYPE_CHECKING:  # annotations only: this layer never reads config itself
     from nerve.config import Price
@@ -169,6 +171,8 @@ class Stats:
         self._prices = dict(prices or {})
         self._clock = clock
         self._started = clock()
+        # Minutes over time for the admin charts: on the wall clock, as Redis needs (state.py).
+        self.timeseries = TimeSeries(clock=time.time if clock is time.monotonic else clock)
         self._clear()
 
     def set_prices(self, prices: Mapping[str, Price]) -> None:
@@ -238,22 +242,13 @@ class Stats:
         self._users: dict[str, Series] = {}  # by the request's `user` field
         self._rejections: dict[str, int] = {}
 
-    def record(
-        self,
-        *,
-        route: str,
-        provider: str,
-        model: str,
-        ok: bool,
-        latency_s: float,
-        usage: Usage | None,
-        fallback: bool,
-        error: str | None = None,
-        key: str | None = None,
-        user: str | None = None,
-    ) -> float:
+    def record(self, *, route: str, provider: str, model: str, ok: bool, latency_s: float,
+               usage: Usage | None, fallback: bool, error: str | None = None,
+               key: str | None = None, user: str | None = None) -> float:  # fmt: skip
         target = f"{provider}/{model}"
         cost = cost_of(price_of(self._prices, provider, model), usage)
+        tokens = usage.total_tokens if usage is not None else 0
+        self.timeseries.add(route, target, ok, latency_s, tokens, cost, fallback)  # the charts
         for series in (
             self._all,
             _at(self._routes, route, _OTHER),

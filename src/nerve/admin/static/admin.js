@@ -177,6 +177,8 @@ async function loadDashboard() {
       el("td", { class: "num" }, fmt.ms(s.latency_ms?.p50)), el("td", { class: "num" }, fmt.ms(s.latency_ms?.p95)));
   }));
   $("#updated").textContent = new Date().toLocaleTimeString();
+  // The charts (charts.js) refresh with the rest; their failure must not stop the tables.
+  if (typeof loadCharts === "function") await loadCharts().catch((error) => console.warn("charts", error.message));
 }
 
 // ---- keys ---------------------------------------------------------------------------------
