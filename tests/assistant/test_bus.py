@@ -39,10 +39,16 @@ async def test_serving_a_bus_sends_typing_then_the_reply_to_each_channel(
     first, second = Inbound("web", "w1", "asha", "a"), Inbound("discord", "d9", "ravi", "b")
     await bus.publish(first)
     await bus.publish(second)
-    web, discord = await take(bus.subscribe("web"), 2), await take(bus.subscribe("discord"), 2)
-    assert [(o.kind, o.reply_to, o.chat_id) for o in web] == [
+    web, feed = [], bus.subscribe("web")
+    while not web or web[-1].kind != "message":  # the web chat streams: deltas, then the reply
+        web += await take(feed, 1)
+    assert [(o.kind, o.reply_to, o.chat_id) for o in (web[0], web[-1])] == [
         ("typing", first.id, "w1"), ("message", first.id, "w1"),
     ]  # fmt: skip
+    deltas = web[1:-1]
+    assert deltas and {o.kind for o in deltas} == {"delta"}
+    assert "".join(o.text for o in deltas) == web[-1].text == "answer"
+    discord = await take(bus.subscribe("discord"), 2)  # Discord shows the whole reply once
     assert [(o.kind, o.text) for o in discord] == [("typing", ""), ("message", "answer")]
     serving.cancel()
     await asyncio.gather(serving, return_exceptions=True)

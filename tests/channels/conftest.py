@@ -8,8 +8,9 @@ it, and the "web" channel feeding the sockets.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -60,3 +61,27 @@ def until(condition: Callable[[], bool], what: str, timeout: float = 10) -> None
     while not condition():
         assert time.monotonic() < deadline, f"never: {what}"
         time.sleep(0.02)  # polling a condition, bounded by the deadline
+
+
+def whole(got: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reply at the end of `got` (what a socket received since the typing indicator),
+    after checking the deltas before it, if any, add up to it: the web chat streams."""
+    *deltas, reply = got
+    assert reply["kind"] == "message" and all(d["kind"] == "delta" for d in deltas)
+    assert not deltas or "".join(d["text"] for d in deltas) == reply["text"]
+    return reply
+
+
+async def reply_of(receive: Callable[[], Awaitable[Any]]) -> dict[str, Any]:
+    """Receive up to and including the next message; see `whole`."""
+    got = [await receive()]
+    while got[-1]["kind"] == "delta":
+        got.append(await receive())
+    return whole(got)
+
+
+def reply_of_sync(receive: Callable[[], Any]) -> dict[str, Any]:
+    got = [receive()]
+    while got[-1]["kind"] == "delta":
+        got.append(receive())
+    return whole(got)

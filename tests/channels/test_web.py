@@ -19,7 +19,7 @@ from nerve.assistant.build import assistant_from_app
 from nerve.channels.web import web_chat_routes
 from nerve.server import build_app
 from nerve.tools import ToolContext, ToolRegistry, tool
-from tests.channels.conftest import ChatServer, kept, until
+from tests.channels.conftest import ChatServer, kept, reply_of, reply_of_sync, until
 from tests.conftest import make_config
 from tests.fakes.upstream import FakeUpstream, Reply
 
@@ -39,7 +39,7 @@ async def test_a_message_gets_typing_then_the_reply(
     ) as ws:  # fmt: skip
         assert await receive(ws) == {"kind": "hello", "chat_id": "tab1"}
         await ws.send_json({"text": "hi there"})
-        typing, reply = await receive(ws), await receive(ws)
+        typing, reply = await receive(ws), await reply_of(lambda: receive(ws))
         assert typing["kind"] == "typing" and typing["chat_id"] == "tab1"
         assert reply["kind"] == "message" and reply["text"] == "Hello from nerve."
         assert reply["reply_to"] == typing["reply_to"] and reply["files"] == []
@@ -105,7 +105,7 @@ def test_an_assistant_can_be_served_directly_without_a_bus(
             ws.receive_json()
             ws.send_json({"text": "hello"})
             assert ws.receive_json()["kind"] == "typing"
-            assert ws.receive_json()["text"] == "Direct answer."
+            assert reply_of_sync(ws.receive_json)["text"] == "Direct answer."
 
 
 def test_from_another_machine_the_chat_takes_an_api_key_over_https_only(
@@ -135,7 +135,7 @@ def test_from_another_machine_the_chat_takes_an_api_key_over_https_only(
             assert ws.receive_json()["kind"] == "hello"
             ws.send_json({"text": "hi"})
             assert ws.receive_json()["kind"] == "typing"
-            assert ws.receive_json()["text"] == "Hello from afar."
+            assert reply_of_sync(ws.receive_json)["text"] == "Hello from afar."
 
 
 def test_a_page_that_rebinds_its_own_name_to_loopback_is_refused() -> None:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from nerve.server import build_app
+from tests.channels.conftest import reply_of
 from tests.conftest import RunningServer, make_config
 from tests.fakes.upstream import FakeUpstream, Reply
 
@@ -40,8 +41,7 @@ async def chat(server: RunningServer, key: str | None, query: str, text: str) ->
         assert (await ws.receive_json(timeout=10))["kind"] == "hello"
         await ws.send_json({"text": text})
         assert (await ws.receive_json(timeout=10))["kind"] == "typing"
-        reply: dict[str, Any] = await ws.receive_json(timeout=10)
-        return reply
+        return await reply_of(lambda: ws.receive_json(timeout=10))
 
 
 async def said_by(server: RunningServer, user_id: str, key: str | None = FULL) -> list[str]:

@@ -23,6 +23,7 @@ import pytest
 
 from nerve.assistant.jobs import Job, Scheduler, job_store_from_url
 from nerve.channels.outbox import Outbox, outbox_from_url
+from tests.channels.conftest import reply_of
 from tests.fakes.upstream import FakeUpstream, Reply
 from tests.processes import Replica
 
@@ -160,7 +161,7 @@ async def test_a_reminder_due_while_its_tab_is_closed_comes_once_when_it_opens_e
         assert await outbox.of_chat("web", "tabB") == []
         await ws.send_json({"text": "hi"})
         assert (await receive(ws))["kind"] == "typing"  # nothing repeated before the reply
-        assert (await receive(ws))["text"] == "Hello again."
+        assert (await reply_of(lambda: receive(ws)))["text"] == "Hello again."
 
 
 async def _logged(replica: Replica, text: str) -> bool:

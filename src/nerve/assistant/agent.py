@@ -29,6 +29,7 @@ from nerve.assistant.conversation import (
     text_summarizer,
 )
 from nerve.assistant.loop import ChatFn, Loop, LoopResult
+from nerve.assistant.streaming import Delta, StreamFn
 from nerve.config import Config
 from nerve.memory import Memory, build_context
 from nerve.memory.summaries import Summarizer, model_summarizer
@@ -36,7 +37,9 @@ from nerve.tools import ToolContext, ToolRegistry
 from nerve.tools.builtin.task import open_tasks
 from nerve.tools.result import Services
 
-__all__ = ["Assistant"]
+__all__ = ["STREAMING_CHANNELS", "Assistant"]
+
+STREAMING_CHANNELS = frozenset({"web"})  # channels that show a reply as it is written
 
 log = logging.getLogger("nerve.assistant")
 
@@ -52,6 +55,7 @@ class Assistant:
         services: Services,
         summarizer: Summarizer | None = None,
         persona: str = prompt.PERSONA,
+        ask_stream: StreamFn | None = None,
     ) -> None:
         self.config = config
         self.ask = ask
@@ -63,7 +67,7 @@ class Assistant:
         self.summarizer = summarizer or model_summarizer(text_summarizer(ask), model=settings.model)
         self.loop = Loop(
             ask, tools, model=settings.model, max_rounds=settings.max_rounds,
-            max_tokens=settings.max_tokens_per_turn,
+            max_tokens=settings.max_tokens_per_turn, ask_stream=ask_stream,
         )  # fmt: skip
         self.conversations: dict[tuple[str, str], Conversation] = {}
 
@@ -74,12 +78,13 @@ class Assistant:
             conv = self.conversations[key] = Conversation(msg.user_id, key[1])
         return conv
 
-    async def reply(self, msg: Inbound) -> Outbound:
-        """One turn: never raises for a model, tool or memory failure; the reply says it."""
+    async def reply(self, msg: Inbound, on_delta: Delta | None = None) -> Outbound:
+        """One turn: never raises for a model, tool or memory failure; the reply says it.
+        `on_delta` gets the answer's text as the model writes it (streaming channels)."""
         conv = self.conversation(msg)
         async with conv.lock:
             try:
-                result = await self._turn(conv, msg)
+                result = await self._turn(conv, msg, on_delta)
             except Exception as e:
                 log.exception("a turn failed in %s", conv.session)
                 text = f"Sorry, something went wrong on my side ({type(e).__name__}: {e})."
@@ -103,11 +108,19 @@ class Assistant:
 
     async def _serve(self, bus: Bus, msg: Inbound) -> None:
         await bus.deliver(Outbound(msg.channel, msg.chat_id, kind="typing", reply_to=msg.id))
-        await bus.deliver(await self.reply(msg))
+
+        async def delta(text: str) -> None:
+            await bus.deliver(Outbound(msg.channel, msg.chat_id, text, kind="delta",
+                                       reply_to=msg.id))  # fmt: skip
+
+        streams = msg.channel in STREAMING_CHANNELS
+        await bus.deliver(await self.reply(msg, delta if streams else None))
 
     # -- one turn ------------------------------------------------------------------------------
 
-    async def _turn(self, conv: Conversation, msg: Inbound) -> LoopResult:
+    async def _turn(
+        self, conv: Conversation, msg: Inbound, on_delta: Delta | None = None
+    ) -> LoopResult:
         settings = self.config.assistant
         history, block, tasks = await asyncio.gather(  # independent reads: overlap them
             load_history(self.memory, conv, limit=2 * settings.history_turns),
@@ -126,7 +139,7 @@ class Assistant:
             conversation=conv.session, services=self.services, state=conv.state,
         )  # fmt: skip
         # Offered tools are re-read every round: `mcp_server(action="use_tools")` adds some.
-        result = await self.loop.run(messages, lambda: self._tools_for(conv)[0], ctx)
+        result = await self.loop.run(messages, lambda: self._tools_for(conv)[0], ctx, on_delta)
         conv.tokens += result.tokens
         conv.turns += 1
         await record_turn(

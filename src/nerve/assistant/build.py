@@ -18,6 +18,7 @@ import orjson
 
 from nerve.assistant.agent import Assistant
 from nerve.assistant.loop import ChatFn
+from nerve.assistant.streaming import gateway_stream_ask
 from nerve.config import Config
 from nerve.errors import NerveError, UpstreamError
 from nerve.gateway.app import GatewayState
@@ -84,6 +85,7 @@ def assistant_from_app(
     return Assistant(
         app.config,
         ask=gateway_ask(lambda: app.gateway.gateway),
+        ask_stream=gateway_stream_ask(lambda: app.gateway.gateway),
         memory=memory,
         tools=tools if tools is not None else app.tools,
         services=services,

@@ -46,13 +46,14 @@ class Inbound:
 
 @dataclass(frozen=True)
 class Outbound:
-    """A message from the agent to a channel: a reply, or a typing indicator."""
+    """A message from the agent to a channel: a reply, a typing indicator, or a piece of the
+    reply as the model writes it (`delta`: shown by channels that can, dropped by others)."""
 
     channel: str
     chat_id: str
     text: str = ""
     files: tuple[str, ...] = ()
-    kind: Literal["message", "typing"] = "message"
+    kind: Literal["message", "typing", "delta"] = "message"
     reply_to: str | None = None  # the Inbound.id this answers
     # Stable across retries of one delivery (a job's firing, a kept message), so a client that
     # remembers what it showed can skip a repeat; None for replies, which are sent once.

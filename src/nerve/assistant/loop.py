@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from nerve.assistant.streaming import Delta, StreamFn
 from nerve.errors import NerveError
 from nerve.tools import ToolContext, ToolRegistry, ToolResult
 
@@ -87,8 +88,10 @@ class Loop:
         model: str,
         max_rounds: int,
         max_tokens: int,
+        ask_stream: StreamFn | None = None,
     ) -> None:
         self.ask = ask
+        self.ask_stream = ask_stream  # for a channel that shows the answer as it is written
         self.tools = tools
         self.model = model
         self.max_rounds = max_rounds
@@ -99,8 +102,10 @@ class Loop:
         messages: list[dict[str, Any]],
         schemas: Callable[[], list[dict[str, Any]]],
         ctx: ToolContext,
+        on_delta: Delta | None = None,
     ) -> LoopResult:
-        """`schemas()` gives the tools offered, asked again each round."""
+        """`schemas()` gives the tools offered, asked again each round; with `on_delta` (and
+        `ask_stream`) each round's text goes to it as the model writes it."""
         result = LoopResult("", "answer")
         keep_from = len(messages)
         while True:
@@ -114,7 +119,10 @@ class Loop:
             if result.tokens and result.tokens + estimate_tokens(body) > self.max_tokens:
                 return self._stopped(result, "token_cap")
             try:
-                answer = await self.ask(body)
+                if on_delta is not None and self.ask_stream is not None:
+                    answer = await self.ask_stream(body, on_delta)
+                else:
+                    answer = await self.ask(body)
             except NerveError as e:
                 log.warning("the model could not be reached: %s", e.message)
                 result.text = (

@@ -152,6 +152,8 @@ class DiscordChannel:
         if out.kind == "typing":
             await target.typing()
             return
+        if out.kind == "delta":
+            return  # Discord gets the whole reply once
         asked = self._asked.pop(out.reply_to, None) if out.reply_to else None
         pieces = split_message(out.text) if out.text else []
         files = [discord.File(path) for path in out.files]

@@ -60,6 +60,8 @@ class TerminalChannel(BusFed):
         return chat_id == self.chat_id  # this terminal's conversation, while it runs
 
     async def send(self, out: Outbound) -> None:
+        if out.kind == "delta":
+            return  # the whole reply follows; a terminal line is printed once
         if out.kind == "typing":
             if self.interactive:
                 sys.stderr.write("nerve is typing…\n")

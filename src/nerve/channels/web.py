@@ -2,7 +2,8 @@
 
     browser → server   {"text": "...", "quoted": "..."?}              one Inbound each
     server → browser   {"kind": "hello", "chat_id": "..."}            once, on connect
-                       {"kind": "typing" | "message", "text", "files", "reply_to", "id"}
+                       {"kind": "typing" | "delta" | "message", "text", "files", "reply_to",
+                        "id"}  (delta: a piece of the reply as it is written; never kept)
                        + "queued_at" (epoch seconds) on a message kept while the chat was closed
 
 `web_chat_routes(get_target)` serves either an `Assistant` (each message answered directly) or a

@@ -73,6 +73,28 @@
     messages.scrollTop = messages.scrollHeight;
   }
 
+  // A reply as the model writes it: plain text that grows, replaced by the rendered reply.
+  function liveFor(replyTo) {
+    for (const item of messages.querySelectorAll(".msg.assistant.live")) {
+      if (item.dataset.reply === (replyTo || "")) return item;
+    }
+    return null;
+  }
+
+  function grow(replyTo, text) {
+    let live = liveFor(replyTo);
+    if (!live) {
+      const hello = messages.querySelector(".greeting");
+      if (hello) hello.remove();
+      live = document.createElement("div");
+      live.className = "msg assistant live";
+      live.dataset.reply = replyTo || "";
+      messages.appendChild(live);
+    }
+    live.textContent += text;
+    messages.scrollTop = messages.scrollHeight;
+  }
+
   function setStatus(state, text) {
     status.dataset.state = state;
     status.textContent = text;
@@ -119,8 +141,13 @@
       const msg = JSON.parse(event.data);
       if (msg.kind === "typing") {
         typing.hidden = false;
+      } else if (msg.kind === "delta") {
+        typing.hidden = true;
+        grow(msg.reply_to, msg.text);
       } else if (msg.kind === "message") {
         typing.hidden = true;
+        const live = liveFor(msg.reply_to);
+        if (live) live.remove(); // the whole reply replaces what was written so far
         if (!firstTime(msg.id)) return;
         const away = msg.queued_at
           ? "sent while you were away, " + new Date(msg.queued_at * 1000).toLocaleString()
