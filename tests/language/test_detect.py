@@ -81,6 +81,45 @@ def test_an_indic_language_goes_first_when_english_only_lends_nouns() -> None:
     """LG-2: more English nouns than Hindi words, but no English grammar: Hindi first."""
     assert detect("timer 10 minute ka set karo").languages == ["hi", "en"]
     assert detect("bedroom light off maadi").languages == ["kn", "en"]
+    # Unlisted words the model finds clearly Telugu count as Telugu's own, names or not.
+    assert detect("Internet protocol dwara sanbhashanalu sagutayi").languages == ["te", "en"]
+    # The sentence leans Malayalam by `veetu` alone, too little to report: Tamil's `enna` is.
+    assert detect("veetu wifi password enna").languages == ["ta", "en"]
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("aayana cancer tho chanipoyaadu, software nerchukunnaadu", "te"),
+        ("tini environment niye onek category likhechen", "bn"),
+        ("sanyukt rashtr 24 october 1945 ko sthapit hua", "hi"),
+        ("avaru 1947 august lo puttaaru", "te"),
+    ],
+)
+def test_lone_loanwords_that_indic_writers_spell_so_are_not_english_spoken(
+    text: str, lang: str
+) -> None:
+    """LG-2: `cancer`, `software`, `environment`, `category`, one at a time between Indic words,
+    are spellings Dakshina's Indic writers use too, and months are Indic words as well:
+    loanwords, not code-switching."""
+    result = detect(text)
+    assert result.languages == [lang]
+    assert not result.is_code_switched
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("aame prostate cancer gurinchi maatlaadindi", "te"),
+        ("aami ice skating dekhte giyechilam", "bn"),
+    ],
+)
+def test_an_english_phrase_inside_an_indic_sentence_is_english_spoken(text: str, lang: str) -> None:
+    """LG-2: two English words side by side are a phrase of English, even when each is a
+    loanword alone."""
+    result = detect(text)
+    assert result.languages == [lang, "en"]
+    assert result.is_code_switched
 
 
 def test_english_grammar_keeps_english_first() -> None:

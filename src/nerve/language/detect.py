@@ -5,9 +5,10 @@ listed words, shared words and n-gram scores lean to; unlisted words count for E
 that language. Shared words are settled by the sentence and their neighbours. A language is
 reported when it has a real share: a listed word, or one unlisted word beyond doubt, or several
 n-gram votes; a second romanized Indic language needs two words of its own, since related
-languages lend each other words. Order is by share, except that an Indic language goes first
-when its words outnumber English function words: English nouns and verbs borrowed into a Tamil
-or Hindi sentence do not make it an English sentence.
+languages lend each other words, and a lone English word that Indic writers spell so too
+(`cancer`, `hotel`, `june`) is a loanword, not English spoken. Order is by share, except that an
+Indic language goes first when its words outnumber English function words: English nouns and
+verbs borrowed into a Tamil or Hindi sentence do not make it an English sentence.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ _CAP = 6.0  # no one word moves the sentence more than this many nats...
 _CAP_LISTED = 1.0  # ...and a curated word's spelling little beyond its lexicons' say
 _USAGE_TIE = 0.25  # English's edge in settling `in`, `a`, `of`: English, and Indic by usage
 _TEMPER = 1.0  # the words of a sentence are not independent: soften the sum
+_CLEAR = 0.2  # an unlisted word this unlikely English is clearly its Indic language's own
 
 Scores = defaultdict[str, float]
 
@@ -102,9 +104,13 @@ def decide(votes: list[Vote]) -> tuple[list[str], float]:
         top_indic = dominant
     count = Counter(v.lang for v in votes if v.kind in ("native", "listed"))
     native = Counter(v.lang for v in votes if v.kind == "native")
-    words = Counter(v.lang for v in votes if v.kind in ("native", "listed", "shared"))
-    guessed = Counter(v.lang for v in unlisted)
-    sure = Counter(v.lang for v in unlisted if _sure(v))
+    loans = _loans(votes)
+    words = Counter(
+        v.lang for v in votes if v.kind in ("native", "listed", "shared") and id(v) not in loans
+    )
+    own = [v for v in unlisted if id(v) not in loans]
+    guessed = Counter(v.lang for v in own)
+    sure = Counter(v.lang for v in own if _sure(v))
     languages = [order[0]]
     for lang in order[1:]:
         share = weight[lang] / total
@@ -116,9 +122,9 @@ def decide(votes: list[Vote]) -> tuple[list[str], float]:
             real = english >= 1 or guessed[lang] >= 2
             if spoken > _SHORT and english < 2 and guessed[lang] + english < _EN_SHARE * spoken:
                 real = False
-        elif lang != top_indic:  # a second romanized Indic language
+        elif any(g != "en" for g in languages):  # a second romanized Indic language...
             real = count[lang] >= 2 and share >= 0.25
-        else:  # Indic words in an English sentence, and not merely lowercase names
+        else:  # ...or the first: Indic words in an English sentence, not merely lowercase names
             real = words[lang] >= 1 or sure[lang] >= 1 or (guessed[lang] >= 2 and share >= 0.25)
         if real:
             languages.append(lang)
@@ -166,6 +172,23 @@ def _indic_lean(votes: list[Vote], unlisted: list[Vote]) -> Scores:
     for lang, weight in zip(INDIC, weights, strict=True):
         lean[lang] = spoke * weight / total
     return lean
+
+
+def _loans(votes: list[Vote]) -> set[int]:
+    """The English words (ids) that are loanwords, not English spoken: a lone word, no English
+    word beside it, that Indic writers spell so too (an unlisted word Dakshina attests:
+    `cancer`, `hotel`; a month: `june`). Such a word alone does not make an Indic sentence
+    code-switched; a phrase (`ice skating`, `dew point`) does, and so does a word no Indic
+    writer spells so (`rootkit`) or any other listed English word (`alarm`, `file`)."""
+    loans = set()
+    for i, vote in enumerate(votes):
+        if vote.lang != "en" or not vote.loan:
+            continue
+        near = (votes[j] for j in (i - 1, i + 1) if 0 <= j < len(votes))
+        if any(other.lang == "en" for other in near):
+            continue
+        loans.add(id(vote))
+    return loans
 
 
 def _sure(vote: Vote) -> bool:
@@ -218,11 +241,12 @@ def _settle_shared(votes: list[Vote], dominant: str, lean: Scores) -> None:
 
 def _put_matrix_first(languages: list[str], votes: list[Vote]) -> None:
     """English nouns and verbs borrowed into an Indic sentence do not make it English: the Indic
-    language goes first when its words outnumber English function words."""
+    language goes first when its words (listed, or unlisted and clearly not English) outnumber
+    English function words."""
     if len(languages) < 2 or languages[0] != "en":
         return
     indic = languages[1]
-    own = sum(1 for v in votes if v.lang == indic and (v.kind != "unlisted" or _sure(v)))
+    own = sum(1 for v in votes if v.lang == indic and (v.kind != "unlisted" or v.p_en <= _CLEAR))
     english_grammar = sum(1 for v in votes if v.lang == "en" and v.function)
     if own > english_grammar:
         languages[0], languages[1] = indic, "en"

@@ -23,6 +23,12 @@ from nerve.language.wordmodel import model as word_model
 MAX_TOKENS = 2000  # words examined: a long text's language shows in its beginning
 SCAN_CHARS = 64_000
 _SENTENCE_END = re.compile(r"[.!?\n।]")
+# English month names are the Indic languages' own too (जून, ஜூன்): loanwords, like an unlisted
+# word Dakshina's Indic writers spell as English does.
+_MONTHS = frozenset(
+    {"january", "february", "march", "april", "may", "june", "july", "august"}
+    | {"september", "october", "november", "december"}
+)
 _MIX = 0.75  # weight of the word model's English log-odds against the n-gram model's
 
 
@@ -37,6 +43,7 @@ class Vote:
         "kind",
         "lang",
         "ll",
+        "loan",
         "posterior",
         "usage",
     )
@@ -50,6 +57,7 @@ class Vote:
         self.ll: tuple[float, ...] | None = None  # log P(word | Indic language), INDIC order
         self.attested = 0  # how well Dakshina attests the spelling: 0, 1 or 2
         self.usage = False  # an English word that Indic sentences use often (`a`, `in`)
+        self.loan = False  # an English word Indic writers use as their own (`june`, `cancer`)
         self.lang = next(iter(cands)) if len(cands) == 1 else ""
 
     @property
@@ -85,6 +93,7 @@ def votes_of(text: str) -> list[Vote]:
             vote = Vote("listed" if len(langs) == 1 else "shared", langs)
             vote.function = key in english_function
             vote.usage = bool(usage)
+            vote.loan = langs == {"en"} and key in _MONTHS
             if langs != {"en"}:
                 vote.ll = words_model.loglik(words_model.form(key))[:-1]
             votes.append(vote)
@@ -126,6 +135,7 @@ def _unlisted(word: str) -> Vote:
     vote.ending = model().ending_lang(word)
     vote.ll = tuple(ll)
     vote.attested = attested
+    vote.loan = attested > 0
     return vote
 
 
