@@ -12,6 +12,11 @@
     GET|PUT /admin/api/config       POST /admin/api/reload       (config_api.py)
     GET  /admin/api/keys            PUT /admin/api/keys/{provider}  (config_api.py)
     GET|POST /admin/api/access      POST /admin/api/access/{name}/revoke  (access_api.py)
+    GET  /admin/api/memory[/records|/context]  DELETE .../records/{id}, .../users/{user_id}
+                                    (memory_api.py)
+    GET  /admin/api/jobs            DELETE /admin/api/jobs/{id}  (jobs_api.py)
+    POST /admin/api/safety/check    GET /admin/api/safety/verdicts  (safety_api.py)
+    GET  /admin/api/agents          (agents_api.py)
 
 Every request from another machine must come over HTTPS (426). Everything under /admin/api
 but login needs a session. Requests that change something must, when they carry a body, send it
@@ -32,10 +37,14 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from nerve.admin.access_api import access_routes
+from nerve.admin.agents_api import agents_routes
 from nerve.admin.auth import COOKIE
 from nerve.admin.config_api import config_routes
-from nerve.admin.http import PAGE_HEADERS, TransportChecked, guard, read_json
+from nerve.admin.http import PAGE_HEADERS, Handler, TransportChecked, guard, read_json
+from nerve.admin.jobs_api import jobs_routes
+from nerve.admin.memory_api import memory_routes
 from nerve.admin.panel import AdminPanel
+from nerve.admin.safety_api import safety_routes
 from nerve.errors import AuthError, RateLimited, RequestError
 from nerve.gateway.resilience import Clock
 from nerve.gateway.stats import price_of
@@ -152,9 +161,14 @@ def admin_routes(panel: AdminPanel) -> list[BaseRoute]:
         Route("/admin/api/dashboard", guard(panel, dashboard), methods=["GET"]),
         Route("/admin/api/series", guard(panel, series), methods=["GET"]),
         Route("/admin/api/logs", guard(panel, logs), methods=["GET"]),
-        *(Route(path, guard(panel, h), methods=m) for path, h, m in config_routes(panel)),
-        *(Route(path, guard(panel, h), methods=m) for path, h, m in access_routes(panel)),
+        *(Route(path, guard(panel, h), methods=m) for path, h, m in page_routes(panel)),
     ]
+
+
+def page_routes(panel: AdminPanel) -> list[tuple[str, Handler, list[str]]]:
+    """The pages' APIs, each in its module."""
+    pages = (config_routes, access_routes, memory_routes, jobs_routes, safety_routes, agents_routes)
+    return [route for page in pages for route in page(panel)]
 
 
 def mount_admin(host: Any, *, clock: Clock = time.monotonic) -> AdminPanel:
