@@ -133,7 +133,7 @@ def web_chat_routes(
             await web.start(target)
         try:
             await ws.send_json({"kind": "hello", "chat_id": chat_id})
-            await web.connected(chat_id, ws)  # after hello: what was kept comes next
+            await web.connected(chat_id, ws, user_id)  # after hello: what was kept comes next
             while True:
                 try:
                     data = json.loads(await ws.receive_text())
@@ -154,7 +154,7 @@ def web_chat_routes(
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
-            web.disconnected(chat_id, ws)
+            web.disconnected(chat_id, ws, user_id)
 
     return [
         Route("/chat", page, methods=["GET"]),

@@ -12,6 +12,10 @@ Reminders are not kept here: the scheduler claims a web reminder only where `rea
 it was sent; otherwise the job stays pending in the store until the chat connects somewhere,
 and `connected` wakes the scheduler (`Bus.reachable`) so it comes at once, marked late.
 
+A chat id `user:<id>` (`for_user`) names every tab of a user rather than one: a reminder set
+where no tab was (`nerve chat --once`) is shown in whichever tab of that user is open, on
+whichever replica, and waits pending until one connects.
+
 Sent means handed to an open socket: a tab that vanished without closing its socket (a laptop
 asleep) may lose what was sent to it before the server notices.
 """
@@ -33,7 +37,15 @@ from nerve.assistant import Bus, Outbound
 from nerve.channels.base import BusFed
 from nerve.channels.outbox import Outbox
 
-__all__ = ["WebChat"]
+__all__ = ["USER_CHAT", "WebChat", "for_user"]
+
+USER_CHAT = "user:"  # a chat id naming every tab of a user
+
+
+def for_user(user_id: str) -> str:
+    """The web chat id that reaches every tab of `user_id`."""
+    return USER_CHAT + user_id
+
 
 log = logging.getLogger("nerve.channels.web")
 _BATCH = 100  # kept messages claimed at a time
@@ -58,6 +70,7 @@ class WebChat(BusFed):
     ) -> None:
         """`outbox` None: nothing is kept (a message for a closed tab is logged and dropped)."""
         self.sockets: dict[str, set[WebSocket]] = {}
+        self.users: dict[str, set[str]] = {}  # user id -> the chat ids of their tabs open here
         self.outbox = outbox
         self.poll = poll_seconds
         self.lease = lease_seconds  # a claimed kept message not sent by then is claimable again
@@ -84,28 +97,44 @@ class WebChat(BusFed):
 
     # -- sockets -------------------------------------------------------------------------------
 
-    async def connected(self, chat_id: str, ws: WebSocket) -> None:
-        """A socket of `chat_id` opened here: what was kept for the chat comes now, and the
-        scheduler hears the chat is reachable (its due reminders come next)."""
+    async def connected(self, chat_id: str, ws: WebSocket, user_id: str | None = None) -> None:
+        """A socket of `chat_id` (a tab of `user_id`) opened here: what was kept for the chat
+        comes now, and the scheduler hears the chat, and the user, are reachable (their due
+        reminders come next)."""
         self.sockets.setdefault(chat_id, set()).add(ws)
-        await self._drain([chat_id])
+        if user_id is not None:
+            self.users.setdefault(user_id, set()).add(chat_id)
+        await self._drain([chat_id, *([for_user(user_id)] if user_id is not None else [])])
         if self.bus is not None:
             self.bus.reachable(self.name, chat_id)
+            if user_id is not None:
+                self.bus.reachable(self.name, for_user(user_id))
 
-    def disconnected(self, chat_id: str, ws: WebSocket) -> None:
+    def disconnected(self, chat_id: str, ws: WebSocket, user_id: str | None = None) -> None:
         sockets = self.sockets.get(chat_id)
         if sockets is not None:
             sockets.discard(ws)
             if not sockets:
                 del self.sockets[chat_id]
+        chats = self.users.get(user_id or "")
+        if user_id is not None and chats is not None and chat_id not in self.sockets:
+            chats.discard(chat_id)
+            if not chats:
+                del self.users[user_id]
+
+    def _chats(self, chat_id: str) -> list[str]:
+        """The chats of this process a chat id names: itself, or a user's open tabs."""
+        if chat_id.startswith(USER_CHAT):
+            return sorted(self.users.get(chat_id.removeprefix(USER_CHAT), ()))
+        return [chat_id]
 
     def reaches(self, chat_id: str) -> bool:
-        return bool(self.sockets.get(chat_id))
+        return any(self.sockets.get(c) for c in self._chats(chat_id))
 
     async def _to_sockets(self, chat_id: str, body: dict[str, Any]) -> bool:
         """Send to every socket of the chat here; whether any took it."""
         sent = False
-        for ws in list(self.sockets.get(chat_id, ())):
+        for ws in [w for c in self._chats(chat_id) for w in self.sockets.get(c, ())]:
             try:
                 await ws.send_json(body)
                 sent = True
@@ -160,4 +189,4 @@ class WebChat(BusFed):
         while True:
             await asyncio.sleep(self.poll)  # the poll interval, not a timing assumption
             if self.sockets:
-                await self._drain(list(self.sockets))
+                await self._drain([*self.sockets, *(for_user(u) for u in self.users)])

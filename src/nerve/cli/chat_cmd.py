@@ -2,7 +2,9 @@
 
 The app is the same NerveApp `nerve serve` runs (gateway, memory, tools), opened by its own
 lifespan, as `nerve mcp` does; the assistant reaches the model through the gateway in process.
-Logs go to stderr, errors only unless `--log-level` asks for more (the terminal is the chat);
+`--once` speaks as the user's web chat (`user:<id>`: every /chat tab of theirs), so what it
+leaves for later, a reminder, is shown by a running `nerve serve` in any such tab, or waits for
+one. Logs go to stderr, errors only unless `--log-level` asks for more (the terminal is the chat);
 stdout carries only the answers. The admin panel is not opened: nothing here serves it.
 """
 
@@ -42,6 +44,7 @@ def chat(once: str | None, user_id: str | None, config_path: str | None, log_lev
     """
     from nerve.assistant import Inbound
     from nerve.channels.terminal import TerminalChannel
+    from nerve.channels.web_channel import for_user
     from nerve.server import build_app
 
     setup_logging(log_level)
@@ -56,7 +59,9 @@ def chat(once: str | None, user_id: str | None, config_path: str | None, log_lev
             host = app.assistant  # the agent, its MCP servers and jobs, opened by the lifespan
             assert host.agent is not None
             if once is not None:
-                out = await host.agent.reply(Inbound("terminal", "terminal", user, once))
+                # No terminal is left to show a reminder this sets: --once talks as the user's
+                # web chat, so one fires in any open /chat tab of theirs on `nerve serve`.
+                out = await host.agent.reply(Inbound("web", for_user(user), user, once))
                 click.echo(out.text)
                 for file in out.files:
                     click.echo(f"[file: {file}]")
