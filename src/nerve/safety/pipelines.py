@@ -19,7 +19,7 @@ from nerve.safety.triggers import trie_pattern
 from nerve.safety.verdict import Finding, wordset
 from nerve.safety.wrappers import basename, prog_of
 
-__all__ = ["EXTRA", "judge_pipeline", "judge_subs", "makes_temp"]
+__all__ = ["EXTRA", "judge_pipeline", "judge_subs", "makes_temp", "printed_code"]
 
 _NET = wordset("nc ncat netcat telnet socat openssl")
 _DUMPS = wordset("env printenv history set")
@@ -110,3 +110,26 @@ def makes_temp(cmd: Command) -> bool:
     commands = cmd.subs[0][0].commands
     words = commands[0].words if len(commands) == 1 else []
     return words[:1] == ["mktemp"] and all(w.startswith("-") or "/" not in w for w in words)
+
+
+# Programs that print what their own arguments spell: python -c "print('rm -rf /')", awk
+# '{print "rm -rf " $1}', sed 's/^/rm -rf /'. Piped into a shell, the printed text is the code.
+_PRINTERS = frozenset(
+    {"python", "python3", "perl", "ruby", "node", "php", "awk", "gawk", "sed", "jq"}
+)
+_LITERAL = re.compile(r"""["']([^"'\n]{2,200})["']""")
+_SED_SUB = re.compile(r"^s(.)(?:[^\\]|\\.)*?\1((?:[^\\]|\\.)*?)\1")
+
+
+def printed_code(upstream: Command | None) -> list[str]:
+    """What a printing program upstream of a shell spells in its arguments, as commands to
+    judge: its string literals (with a stand-in for what it fills in), or sed's replacement."""
+    prog, args = prog_of(upstream)
+    if prog.rstrip("0123456789.") not in _PRINTERS:
+        return []
+    found: list[str] = []
+    for arg in args:
+        sub = _SED_SUB.match(arg) if prog == "sed" else None
+        pieces = [sub.group(2)] if sub else _LITERAL.findall(arg) or [arg]
+        found += [piece + "x" if piece.endswith(" ") else piece for piece in pieces]
+    return [text for text in found if " " in text.strip()]

@@ -28,7 +28,7 @@ from nerve.safety.lexer import SUB, Command, Script, lex
 from nerve.safety.machinerules import assigned as judge_assignment
 from nerve.safety.netrules import NET_RULES, sent_on
 from nerve.safety.normalize import normalize
-from nerve.safety.pipelines import EXTRA, judge_pipeline, judge_subs, makes_temp
+from nerve.safety.pipelines import EXTRA, judge_pipeline, judge_subs, makes_temp, printed_code
 from nerve.safety.readers import READERS, judge_reader
 from nerve.safety.redirects import judge_redirects
 from nerve.safety.scope import DEFAULT_SCOPE, Scope
@@ -111,6 +111,10 @@ def _stdin_runner(inv: Invocation, kind: str) -> Finding | None:
         return Finding("high", f"a payload decoded by {src} is piped into {inv.prog}", "code")
     if src in ("echo", "printf"):
         return None  # judged as text by the caller
+    for text in printed_code(inv.upstream):
+        found = inv.ctx.nested(text, f"code printed by {src} for {inv.prog}")
+        if found.blocks:
+            return found
     return Finding("medium", f"{inv.prog} runs {kind} read from a pipe", "code")
 
 
