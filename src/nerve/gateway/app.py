@@ -178,6 +178,8 @@ class GatewayState:
             await self.ledger.close()
         if self.shared is not None:
             await self.shared.close()
+        if self.resilience.series is not None:
+            await self.resilience.series.close()
 
     def _ledger(self) -> Ledger:
         """What keys spend: in Redis beside the limits when shared, else in the store."""

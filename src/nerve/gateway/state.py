@@ -2,7 +2,8 @@
 in-process RateLimiter, Breakers and Cooldowns without `redis.url`, and with it the Shared*
 classes over one `SharedState` (resilience/shared.py), which prefer Redis and fall back to an
 in-process object (resilience/fallback.py). Either way the gateway sees only the seams
-(resilience/seams.py).
+(resilience/seams.py). The admin charts' time series rides Redis when it is set, else a
+PostgreSQL `storage.url` (timeseries_sql.py), else stays in this process.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from nerve.gateway.resilience.shared import SharedState
 from nerve.gateway.resilience.shared_limiter import SharedLimiter
 from nerve.gateway.stats import Stats
 from nerve.gateway.timeseries_redis import share
+from nerve.gateway.timeseries_sql import SqlTimeSeries, share_sql
+from nerve.store.url import PostgresURL, parse_store_url
 
 __all__ = ["LOCAL_HEALTH", "Resilience", "build_resilience"]
 
@@ -44,6 +47,7 @@ class Resilience:
     cooldowns: CooldownsSeam
     shared: SharedState | None
     clock: Clock
+    series: SqlTimeSeries | None = None  # the charts in PostgreSQL (no Redis): close() at exit
 
     def limiter_for(self, rate: RateConfig) -> LimiterSeam:
         """A limiter for new limits (a config reload), backed like the first one."""
@@ -65,6 +69,7 @@ def build_resilience(config: Config, stats: Stats, *, clock: Clock) -> Resilienc
     the default `time.monotonic` becomes `time.time` there; a test's ManualClock is used as is.
     """
     limits = config.limits
+    wall = time.time if clock is time.monotonic else clock
     if config.redis.url is None:
         return Resilience(
             RateLimiter.from_config(limits.rate, clock=clock),
@@ -72,8 +77,8 @@ def build_resilience(config: Config, stats: Stats, *, clock: Clock) -> Resilienc
             Cooldowns(clock=clock),
             None,
             clock,
+            _charts_in_postgres(config, stats, wall),
         )
-    wall = time.time if clock is time.monotonic else clock
     shared = SharedState(config.redis, clock=wall, stats=stats)
     share(shared, stats.timeseries)  # the admin charts ride the stats flush
     return Resilience(
@@ -83,3 +88,14 @@ def build_resilience(config: Config, stats: Stats, *, clock: Clock) -> Resilienc
         shared,
         clock,
     )
+
+
+def _charts_in_postgres(config: Config, stats: Stats, wall: Clock) -> SqlTimeSeries | None:
+    """Without Redis, a PostgreSQL `storage.url` shares the admin charts' minutes."""
+    try:
+        where = parse_store_url(config.storage.url, what="chart series")
+    except ValueError:  # the stores on it say what is wrong when they open
+        return None
+    if not isinstance(where, PostgresURL):
+        return None
+    return share_sql(where.dsn, where.schema, stats.timeseries, clock=wall)

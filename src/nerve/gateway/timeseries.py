@@ -7,8 +7,9 @@ counts calls, errors, fallbacks, tokens and cost, and latency in a fixed log-spa
 every replica come from summing bins, which a ring of raw samples cannot do. Only answered calls
 are sampled, as in Stats. At most 1,440 minutes (24 h) are kept, older ones are dropped when a
 new minute opens, and a minute holds at most 2 × `max_names` names (routes and models); past that
-they count under "(other)". With Redis (timeseries_redis.py) this is a delta buffer: `drain()` hands
-the minutes over on the flush tick and `reader` sums every replica's.
+they count under "(other)". With Redis (timeseries_redis.py), or without it on a PostgreSQL
+`storage.url` (timeseries_sql.py), this is a delta buffer: `drain()` hands the minutes over on the
+flush tick and `reader` sums every replica's.
 """
 
 from __future__ import annotations
@@ -85,8 +86,11 @@ class TimeSeries:
         self._minute = -1
         self._cells: dict[Key, Cell] = {}
         self._trios: dict[tuple[str, str], tuple[Cell, Cell, Cell]] = {}  # this minute's cells
-        # Set when the series is shared (timeseries_redis.share): reads every replica's sum.
-        self.reader: Callable[[int], Awaitable[Minutes]] | None = None
+        # Set when the series is shared (timeseries_redis.share, timeseries_sql.share_sql):
+        # reader(first, step) reads every replica's sum (minutes, or step-minute buckets keyed by
+        # their first minute); on_open runs when add() opens a minute (starts a flush task).
+        self.reader: Callable[[int, int], Awaitable[Minutes]] | None = None
+        self.on_open: Callable[[], None] | None = None
 
     def _cell(self, key: Key) -> Cell:
         cells = self._cells
@@ -117,6 +121,8 @@ class TimeSeries:
                 cell.hist[b] = cell.hist.get(b, 0) + 1
 
     def _open(self, minute: int) -> None:
+        if self.on_open is not None:
+            self.on_open()
         self._minute = minute
         self._cells = self._minutes.setdefault(minute, {})
         self._trios = {}
@@ -144,7 +150,7 @@ class TimeSeries:
         count, step = WINDOWS[window]
         last = int(self._clock() // 60) // step * step
         first = last - (count - 1) * step
-        minutes = await self.reader(first) if self.reader is not None else self.local(first)
+        minutes = await self.reader(first, step) if self.reader is not None else self.local(first)
         return view(minutes, first=first, count=count, step=step, dim=BY[by], window=window)
 
 

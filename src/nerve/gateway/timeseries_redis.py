@@ -98,7 +98,7 @@ def share(shared: SharedState, local: TimeSeries) -> RedisTimeSeries:
     async def flush() -> None:
         await shared.run(series.flush)
 
-    async def read(first: int) -> Minutes:
+    async def read(first: int, step: int) -> Minutes:  # summed per minute: view() sums the rest
         minutes = await shared.run(lambda: series.read(first))
         return local.local(first) if minutes is MISS else minutes
 

@@ -198,6 +198,13 @@ _EVENT_LOG_POSTGRES = (
     "CREATE INDEX event_log_at ON event_log (at)",
 )
 
+# Migration 8: the admin charts' minutes summed over replicas (gateway/timeseries_sql.py): one
+# row per (minute, "all"/"route"/"model", name, counter or "h<bin>"), added to by upserts.
+_TIMESERIES = (
+    "CREATE TABLE timeseries (minute BIGINT NOT NULL, scope {name} NOT NULL, name {name} NOT NULL,"
+    " field {name} NOT NULL, v {real} NOT NULL, PRIMARY KEY (minute, scope, name, field))"
+)
+
 SQLITE: list[Migration] = [
     Migration(
         1,
@@ -248,6 +255,7 @@ SQLITE: list[Migration] = [
         tuple(q.format(name="TEXT", real="REAL") for q in _ADMIN_STATE),
     ),
     Migration(7, "api keys and spend", tuple(q.format(name="TEXT", real="REAL") for q in _ACCESS)),
+    Migration(8, "chart minutes", (_TIMESERIES.format(name="TEXT", real="REAL"),)),
 ]
 
 # `json`, not `jsonb`: jsonb rewrites numbers (the float 1e16 comes back as the int 10**16) and
@@ -315,6 +323,7 @@ POSTGRES: list[Migration] = [
         "api keys and spend",
         tuple(q.format(name='TEXT COLLATE "C"', real="DOUBLE PRECISION") for q in _ACCESS),
     ),
+    Migration(8, "chart minutes", (_TIMESERIES.format(name='TEXT COLLATE "C"', real="FLOAT8"),)),
 ]
 
 
