@@ -15,11 +15,13 @@ import pytest
 from playwright.sync_api import Dialog, Page, expect
 
 from nerve.agents.model import Agent
-from nerve.assistant.jobs.store import Job
+from nerve.assistant.jobs.scheduler import Scheduler
+from nerve.assistant.jobs.store import Job, JobStore
 from nerve.config import load_config
 from nerve.gateway.resilience import ManualClock
 from nerve.server import build_app
 from tests.admin.test_browser import CONFIG, PASSWORD, SECRET, WAIT_MS, log_in, start_admin
+from tests.agents.fake_agent import FakeAgent
 from tests.browser import chromium, require_chromium
 from tests.conftest import RunningServer
 from tests.fakes.upstream import FakeUpstream
@@ -30,9 +32,15 @@ PHONE = {"width": 420, "height": 900}
 
 @pytest.fixture
 def server(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: ManualClock, upstream: FakeUpstream
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    clock: ManualClock,
+    upstream: FakeUpstream,
+    caplog: pytest.LogCaptureFixture,
 ) -> Iterator[RunningServer]:
-    """nerve with memory on, on a real socket, with a user's memories, two jobs and an agent."""
+    """nerve with memory on, on a real socket, with a user's memories, two jobs, a delivered
+    one, two agents and their routes, and a verdict of the pipeline."""
+    caplog.set_level(logging.INFO, logger="nerve")  # as `nerve serve` logs: records are kept
     monkeypatch.setenv("NERVE_ADMIN_PASSWORD", PASSWORD)
     path = tmp_path / "nerve.yaml"
     text = CONFIG.format(url=upstream.openai_base_url, key=SECRET)
@@ -83,6 +91,24 @@ async def seed(server: RunningServer) -> None:
     logging.getLogger("nerve.agents").warning(  # as AgentRegistry.route logs a failed route
         "agent %s failed task %s: %s", "coder", "review", "connection refused"
     )
+    with FakeAgent("helper") as fake:
+        await app.agents.register("helper", f"{fake.url}/echo", ["summarize"])
+        assert (await app.agents.route("helper", "summarize", {"text": "long"}))["success"]
+    await app.pipeline.process("hello there", "dee")  # an allowed verdict, on record
+    await deliver_one(scheduler.store, now)
+
+
+async def deliver_one(store: JobStore, now: float) -> None:
+    """A reminder delivered late by another replica (this server has no chat open)."""
+
+    async def shown(job: Job, late: str | None) -> bool:
+        return True
+
+    due = now - 600
+    await store.insert(Job("done0000001", "cy", "web", "tab-2", "call the bank", "notify", None,
+                           due, due, None, due - 60))  # fmt: skip
+    replica = Scheduler(store, shown, can_deliver=lambda channel, chat_id: chat_id == "tab-2")
+    assert await replica.tick(now) == 1
 
 
 def fits(page: Page) -> None:
@@ -160,10 +186,18 @@ def test_memory_safety_agents_and_jobs_pages_at_420px(
         page.click("#safety-form button[type=submit]")
         expect(result).to_contain_text("allowed", timeout=WAIT_MS)
         verdicts = page.locator("#verdicts li")
-        expect(verdicts).to_have_count(2, timeout=WAIT_MS)
+        expect(verdicts).to_have_count(3, timeout=WAIT_MS)
+        processed = page.locator("#verdicts li[data-source=pipeline]")
+        expect(processed).to_contain_text("hello there")
+        expect(processed).to_contain_text("/api/process")
+        expect(processed).to_contain_text("user dee")
         page.select_option("#verdict-allowed", "false")
         expect(verdicts).to_have_count(1, timeout=WAIT_MS)
         expect(verdicts.first).to_contain_text("rm -rf /")
+        page.select_option("#verdict-allowed", "true")
+        page.select_option("#verdict-kind", "text")
+        expect(verdicts).to_have_count(1, timeout=WAIT_MS)
+        expect(verdicts.first).to_contain_text("hello there")
         fits(page)
         page.screenshot(path=str(shots / "admin-safety.png"), full_page=True)
 
@@ -174,6 +208,13 @@ def test_memory_safety_agents_and_jobs_pages_at_420px(
         expect(agent).to_contain_text("1 recent failure(s)")
         failure = page.locator("#agent-failures li[data-agent=coder]")
         expect(failure).to_contain_text("connection refused")
+        helper = page.locator("#agents li[data-agent=helper]")
+        expect(helper).to_contain_text("1 ok")
+        expect(helper).to_contain_text("last route")
+        expect(helper).to_contain_text("summarize: ok in")
+        success = page.locator("#agent-failures li[data-agent=helper][data-ok=true]")
+        expect(success).to_contain_text("summarize")
+        expect(page.locator("#tab-agents h2")).to_have_text("Recent route results")
         fits(page)
         page.screenshot(path=str(shots / "admin-agents.png"), full_page=True)
 
@@ -183,6 +224,10 @@ def test_memory_safety_agents_and_jobs_pages_at_420px(
         cron = page.locator("#jobs [data-channel=discord] li", has_text="stand-up notes")
         expect(cron).to_contain_text("cron 0 9 * * 1-5")
         expect(late).to_contain_text("1 h overdue")
+        delivered = page.locator("#jobs-delivered li[data-id=done0000001]")
+        expect(delivered).to_contain_text("delivered late")
+        expect(delivered).to_contain_text("call the bank")
+        expect(delivered).to_contain_text("user cy · chat tab-2")
         fits(page)
         page.screenshot(path=str(shots / "admin-jobs.png"), full_page=True)
         cron.locator("button.cancel").click()

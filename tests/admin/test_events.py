@@ -144,6 +144,9 @@ async def test_secrets_are_scrubbed_from_free_text() -> None:
     log.redact = lambda text: text.replace("sk-live-abcdef", "***")
     log.on_outcome(outcome(ok=False, error="UpstreamStatus: bad key sk-live-abcdef"))
     assert (await log.recent())[0]["error"] == "UpstreamStatus: bad key ***"
+    # A record's subject (the start of a text a user sent, a reminder's text) too.
+    log.emit("VERDICT", subject="deploy with sk-live-abcdef", reason="ok")
+    assert (await log.recent(kinds={"VERDICT"}))[0]["subject"] == "deploy with ***"
 
 
 async def test_a_refusing_disk_keeps_the_events_and_says_so_once(

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from nerve.admin import jobs_api
-from nerve.agents.model import Agent
 from nerve.assistant.jobs.scheduler import Scheduler
 from nerve.assistant.jobs.store import Job, job_store_from_url
 from nerve.config import load_config
 from nerve.gateway.resilience import ManualClock
 from nerve.server import build_app
 from tests.admin.conftest import CONFIG, LITERAL_KEY, PASSWORD, Harness
+from tests.agents.fake_agent import FakeAgent, free_port
 from tests.fakes.upstream import FakeUpstream
 
 PAGES = [
@@ -158,7 +158,10 @@ async def test_jobs_page_lists_every_channel_marks_late_ones_and_cancels(admin: 
     assert [j["id"] for j in after["jobs"]] == ["late0000001"]
 
 
-async def test_safety_page_tries_a_command_and_lists_verdicts(admin: Harness) -> None:
+async def test_safety_page_tries_a_command_and_lists_verdicts(
+    admin: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="nerve")  # as `nerve serve` logs (--log-level info)
     async with admin.session() as client:
         blocked = await client.post(
             "/admin/api/safety/check", json={"kind": "shell", "content": "rm -rf /"}
@@ -169,7 +172,14 @@ async def test_safety_page_tries_a_command_and_lists_verdicts(admin: Harness) ->
         logging.getLogger("nerve.gateway").warning(
             "GUARD BLOCKED route=default bash (critical risk): deletes the root filesystem"
         )  # as the gateway's guard logs a blocked tool call (traffic.py)
+        said = await client.post("/api/process", json={"text": "hello there", "user_id": "ann"})
+        dropped = await client.post(
+            "/api/process", json={"text": "drop the production database", "user_id": "bob"}
+        )
         every = (await client.get("/admin/api/safety/verdicts")).json()["verdicts"]
+        text = (await client.get("/admin/api/safety/verdicts", params={"kind": "text"})).json()[
+            "verdicts"
+        ]
         refused = (
             await client.get("/admin/api/safety/verdicts", params={"allowed": "false"})
         ).json()["verdicts"]
@@ -186,36 +196,91 @@ async def test_safety_page_tries_a_command_and_lists_verdicts(admin: Harness) ->
     assert blocked.status_code == 200 and blocked.json()["verdict"]["allowed"] is False
     assert blocked.json()["verdict"]["reason"]
     assert allowed.json()["verdict"]["allowed"] is True
+    assert said.status_code == dropped.status_code == 200
+    assert dropped.json()["safety"]["allowed"] is False
     assert [(v["source"], v["kind"], v["allowed"]) for v in every] == [
+        ("pipeline", "text", False),
+        ("pipeline", "text", True),
         ("guard", "tool_call", False),
         ("admin", "sql", True),
         ("admin", "shell", False),
     ]
-    assert every[0]["subject"] == "bash" and every[0]["risk_level"] == "critical"
+    assert [(v["subject"], v["user_id"]) for v in text] == [
+        ("drop the production database", "bob"),
+        ("hello there", "ann"),
+    ]
+    assert text[0]["reason"] == dropped.json()["safety"]["reason"]
+    assert text[1]["intent"] == said.json()["intent"]["intent"]
+    assert every[2]["subject"] == "bash" and every[2]["risk_level"] == "critical"
     assert (
-        every[2]["subject"] == "rm -rf /"
-        and every[2]["reason"] == blocked.json()["verdict"]["reason"]
+        every[4]["subject"] == "rm -rf /"
+        and every[4]["reason"] == blocked.json()["verdict"]["reason"]
     )
-    assert [v["kind"] for v in refused] == ["tool_call", "shell"]
+    assert [v["kind"] for v in refused] == ["text", "tool_call", "shell"]
     assert [v["subject"] for v in shell] == ["rm -rf /"]
     assert [r.status_code for r in bad] == [400] * 5
     assert "'kind' is one of shell, sql, text, action" in bad[0].text
 
 
-async def test_agents_page_shows_the_registry_and_route_failures(admin: Harness) -> None:
+async def test_agents_page_shows_the_registry_and_last_route_results(
+    admin: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="nerve")
     agents = admin.app.agents
-    await agents.store.upsert(Agent("coder", "http://127.0.0.1:9/run", ("code",), 1.0, 2.0))
-    await agents.store.upsert(Agent("writer", "http://127.0.0.1:9/w", ("text",), 1.0, 1.0))
-    logging.getLogger("nerve.agents").warning(
-        "agent %s failed task %s: %s", "coder", "code", "connection refused"
-    )  # as AgentRegistry.route logs a failed route
+    with FakeAgent("coder") as fake:
+        await agents.register("coder", f"{fake.url}/echo", ["code"])
+        await agents.register("writer", f"http://127.0.0.1:{free_port()}/w", ["text"])
+        await agents.register("idle", f"{fake.url}/echo", ["none"])
+        assert (await agents.route("coder", "code", {"n": 1}))["success"] is True
+        assert (await agents.route("writer", "text", {}))["success"] is False
+        assert (await agents.route("coder", "review", {"n": 2}))["success"] is True
+        async with admin.session() as client:
+            data = (await client.get("/admin/api/agents")).json()
+    coder, idle, writer = data["agents"]
+    assert (coder["agent_name"], coder["successes"], coder["failures"]) == ("coder", 2, 0)
+    assert [(r["task"], r["ok"]) for r in coder["recent"]] == [("review", True), ("code", True)]
+    assert coder["last_result"]["latency_ms"] >= 0 and coder["last_failure"] is None
+    assert (writer["successes"], writer["failures"]) == (0, 1)
+    assert "unreachable" in writer["last_failure"]["error"] and writer["last_success"] is None
+    assert idle["last_result"] is None and idle["recent"] == []
+    assert [(r["agent"], r["task"], r["ok"]) for r in data["results"]] == [
+        ("coder", "review", True),
+        ("writer", "text", False),
+        ("coder", "code", True),
+    ]
+    assert [f["agent"] for f in data["failures"]] == ["writer"]
+
+
+async def test_jobs_page_lists_recent_deliveries_late_or_not(
+    admin: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="nerve")
+    jobs = admin.app.assistant.jobs
+    assert jobs is not None
+    shown: dict[str, str | None] = {}
+
+    async def deliver(job: Job, late: str | None) -> bool:
+        shown[job.id] = late
+        return True
+
+    # Another replica's scheduler on the shared store, whose channel can take the firings (no
+    # chat of this server's is open: its own scheduler keeps them pending).
+    store = jobs.scheduler.store
+    replica = Scheduler(store, deliver, can_deliver=lambda channel, chat_id: True)
+    now = time.time()
+    for id_, due in (("ontime00001", now - 5), ("late0000001", now - 3600)):
+        await store.insert(Job(id_, "bob", "web", "tab-1", f"text of {id_}", "notify", None,
+                               due, due, None, due - 60))  # fmt: skip
+    assert await replica.tick(now) == 2
     async with admin.session() as client:
-        data = (await client.get("/admin/api/agents")).json()
-    coder, writer = data["agents"]
-    assert (coder["agent_name"], coder["capabilities"], coder["failures"]) == ("coder", ["code"], 1)
-    assert coder["last_failure"]["error"] == "connection refused"
-    assert writer["failures"] == 0 and writer["last_failure"] is None
-    assert [f["task"] for f in data["failures"]] == ["code"] and "failures only" in data["note"]
+        listed = (await client.get("/admin/api/jobs")).json()
+    assert listed["jobs"] == [] and shown["ontime00001"] is None
+    assert str(shown["late0000001"]).startswith("late: was due at")
+    late, ontime = sorted(listed["deliveries"], key=lambda d: d["id"])
+    assert (late["late"], ontime["late"]) == (True, False)
+    assert late["due_at"] == now - 3600 and late["delivered_at"] == now
+    assert (late["user_id"], late["channel"], late["chat_id"]) == ("bob", "web", "tab-1")
+    assert late["text"] == "text of late0000001" and late["cron"] is None
 
 
 async def test_the_pages_need_a_session_and_changes_the_same_origin(admin: Harness) -> None:
@@ -257,3 +322,20 @@ async def test_every_job_is_listed_a_page_at_a_time_on_both_backends(
 
 async def _never() -> bool:
     return False
+
+
+async def test_only_info_lines_carrying_a_record_become_events(
+    admin: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="nerve")
+    log = logging.getLogger("nerve.agents")
+    log.info("agent a did task t", extra={"nerve_record": {"kind": "AGENT_ROUTE", "agent": "a"}})
+    log.info("agent b did task t")  # no record: not stored (INFO is not mirrored)
+    log.warning("agent c failed task t: x", extra={"nerve_record": {"kind": "AGENT_ROUTE"}})
+    async with admin.session() as client:
+        events = (await client.get("/admin/api/logs", params={"q": "task t"})).json()["events"]
+    assert [(e["kind"], e["message"]) for e in events] == [
+        ("AGENT_ROUTE", "agent a did task t"),
+        ("WARNING", "agent c failed task t: x"),  # once: the mirror's, not a record too
+    ]
+    assert events[0]["agent"] == "a" and events[0]["logger"] == "nerve.agents"

@@ -1,14 +1,18 @@
 """The admin panel's Jobs page: every pending reminder and cron job, by channel, and cancelling
 one (nerve.assistant.jobs).
 
-    GET    /admin/api/jobs          {jobs: [...], channels: {name: count}, now, late_after_s}
+    GET    /admin/api/jobs          {jobs: [...], channels: {name: count}, deliveries: [...],
+                                     now, late_after_s, timezone}
     DELETE /admin/api/jobs/{id}     {cancelled: id}; 404 for an unknown id
 
 Each job is the scheduler's `describe` (id, text, mode, cron, next_run, channel, chat_id) plus
 `user_id`, `due_at` (epoch seconds) and `state`: "pending", "late" (due longer ago than
 `late_after_seconds`: no process here or elsewhere could deliver it yet) or "delivering" (a
-replica holds a claim on it). Delivered one-shot reminders are deleted by the scheduler, so
-they are not listed; a cron job delivered shows its next firing. The store is the shared one
+replica holds a claim on it). Delivered one-shot reminders are deleted by the scheduler; a
+cron job delivered shows its next firing. Each delivery is on record in the shared event log
+(the scheduler's JOB_DELIVERED records, see records.py): `deliveries`, newest first, are the
+last 100 of them, {seq, ts, id, user_id, channel, chat_id, mode, cron, text, due_at,
+delivered_at, late}, times in epoch seconds. The store is the shared one
 (`storage.url`), so the list is every replica's. Without the assistant in this process (no
 channel served) there is no scheduler: 404 `jobs_unavailable`.
 """
@@ -24,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 
 from nerve.admin.http import Handler
 from nerve.admin.panel import AdminPanel
+from nerve.admin.records import install
 from nerve.assistant.jobs.scheduler import Scheduler
 from nerve.assistant.jobs.store import Job
 from nerve.errors import NotFound
@@ -32,6 +37,9 @@ __all__ = ["jobs_routes"]
 
 PAGE = 500
 MAX_JOBS = 5000  # a page of the panel, not an export
+DELIVERIES = 100
+_DELIVERY = ("id", "user_id", "channel", "chat_id", "mode", "cron", "due_at", "delivered_at",
+             "late")  # fmt: skip
 
 
 def _scheduler(host: Any) -> Scheduler:
@@ -64,8 +72,14 @@ def _state(job: Job, now: float, late_after: float) -> str:
     return "late" if now - job.due_at > late_after else "pending"
 
 
+def _delivery(event: dict[str, Any]) -> dict[str, Any]:
+    return {"seq": event["seq"], "ts": event["ts"], "text": event.get("subject", ""),
+            **{k: event.get(k) for k in _DELIVERY}}  # fmt: skip
+
+
 def jobs_routes(panel: AdminPanel) -> list[tuple[str, Handler, list[str]]]:
     host: Any = panel.host
+    install()
 
     async def listing(request: Request) -> Response:
         scheduler = _scheduler(host)
@@ -77,8 +91,10 @@ def jobs_routes(panel: AdminPanel) -> list[tuple[str, Handler, list[str]]]:
             for j in jobs
         ]  # fmt: skip
         channels = Counter(j.channel for j in jobs)
+        delivered = await panel.events.recent(kinds={"JOB_DELIVERED"}, limit=DELIVERIES)
         return JSONResponse({
             "jobs": views, "channels": dict(channels), "now": now,
+            "deliveries": [_delivery(e) for e in reversed(delivered)],
             "late_after_s": scheduler.late_after, "timezone": str(scheduler.tz),
         })  # fmt: skip
 

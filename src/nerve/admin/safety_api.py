@@ -6,11 +6,14 @@
                                       → {verdicts: [{seq, ts, source, kind, allowed, risk_level,
                                          reason, subject, ...}], sources: [...]}
 
-What is on record, and so what the list shows: every check tried here (event SAFETY_CHECK),
-and every tool call the gateway's guard blocked or flagged (its "GUARD BLOCKED|FLAGGED" log
-lines, mirrored into the log as WARNING; kind "tool_call", the tool's name as subject). Calls
-the guard allowed, and checks the assistant makes before running a command, are not logged
-by nerve, so they are not listed: the page says so rather than pretend the list is complete.
+What is on record, and so what the list shows: every check tried here (event SAFETY_CHECK);
+every verdict of the pipeline (`/api/process`, `nerve process`, the MCP `process` tool: its
+VERDICT records, allowed or not, kind "text", the start of the text as subject; see
+records.py); and every tool call the gateway's guard blocked or flagged (its "GUARD
+BLOCKED|FLAGGED" log lines, mirrored into the log as WARNING; kind "tool_call", the tool's name
+as subject). Calls the guard allowed, and checks the assistant makes before running a command,
+are not logged by nerve, so they are not listed: the page says so rather than pretend the list
+is complete.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from starlette.responses import JSONResponse, Response
 
 from nerve.admin.http import Handler, read_json
 from nerve.admin.panel import AdminPanel
+from nerve.admin.records import install
 from nerve.errors import RequestError
 from nerve.safety.verdict import Kind
 
@@ -33,7 +37,9 @@ MAX_CONTENT = 20_000  # a command or a statement, not a file
 SHOWN = 500  # of the content, kept in the log: enough to tell which command it was
 # traffic.py: "GUARD %s route=%s %s (%s risk): %s" (what, route, tool, risk, reason)
 _GUARD = re.compile(r"^GUARD (BLOCKED|FLAGGED) route=(\S*) (\S+) \((\w+) risk\): (.*)$", re.S)
-SOURCES = ["admin panel checks (SAFETY_CHECK)", "gateway guard: blocked and flagged tool calls"]
+SOURCES = ["admin panel checks (SAFETY_CHECK)", "the pipeline's verdicts, allowed and blocked",
+           "gateway guard: blocked and flagged tool calls"]  # fmt: skip
+_KEPT = ("allowed", "risk_level", "reason", "blocked_by", "category")
 
 
 def _guard_verdict(event: dict[str, Any]) -> dict[str, Any] | None:
@@ -48,10 +54,17 @@ def _guard_verdict(event: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _check_verdict(event: dict[str, Any]) -> dict[str, Any]:
-    keep = ("allowed", "risk_level", "reason", "blocked_by", "category")
     return {"seq": event["seq"], "ts": event["ts"], "source": "admin", "kind": event.get("check"),
             "subject": event.get("message", ""), "flagged": False,
-            **{k: event.get(k) for k in keep}}  # fmt: skip
+            **{k: event.get(k) for k in _KEPT}}  # fmt: skip
+
+
+def _recorded_verdict(event: dict[str, Any]) -> dict[str, Any]:
+    """A VERDICT record (pipeline/process.py)."""
+    return {"seq": event["seq"], "ts": event["ts"], "source": event.get("source", "pipeline"),
+            "kind": event.get("check"), "subject": event.get("subject", ""), "flagged": False,
+            "user_id": event.get("user_id"), "intent": event.get("intent"),
+            **{k: event.get(k) for k in _KEPT}}  # fmt: skip
 
 
 def _allowed_filter(request: Request) -> bool | None:
@@ -63,6 +76,7 @@ def _allowed_filter(request: Request) -> bool | None:
 
 def safety_routes(panel: AdminPanel) -> list[tuple[str, Handler, list[str]]]:
     host: Any = panel.host
+    install()
 
     async def check(request: Request) -> Response:
         body = await read_json(request)
@@ -91,7 +105,8 @@ def safety_routes(panel: AdminPanel) -> list[tuple[str, Handler, list[str]]]:
             raise RequestError("'limit' is an integer", param="limit") from None
         checks = await panel.events.recent(kinds={"SAFETY_CHECK"}, limit=limit)
         guarded = await panel.events.recent(kinds={"WARNING"}, q="GUARD ", limit=limit)
-        found = [_check_verdict(e) for e in checks]
+        recorded = await panel.events.recent(kinds={"VERDICT"}, limit=limit)
+        found = [_check_verdict(e) for e in checks] + [_recorded_verdict(e) for e in recorded]
         found += [v for e in guarded if (v := _guard_verdict(e)) is not None]
         found = [
             v for v in found

@@ -143,9 +143,14 @@ class AgentRegistry:
         except AgentCallFailed as e:
             log.warning("agent %s failed task %s: %s", target_agent, task, e)
             return _failed(target_agent, f"agent {target_agent!r} failed: {e}")
-        latency = (time.perf_counter() - started) * 1000
+        latency = round((time.perf_counter() - started) * 1000, 1)
+        # A record (`nerve_record`): the admin panel stores its fields as an AGENT_ROUTE event.
+        done = {"kind": "AGENT_ROUTE", "agent": target_agent, "task": task, "ok": True,
+                "latency_ms": latency}  # fmt: skip
+        log.info("agent %s did task %s in %.1f ms", target_agent, task, latency,
+                 extra={"nerve_record": done})  # fmt: skip
         return {"success": True, "agent": target_agent, "result": result,
-                "latency_ms": round(latency, 1)}  # fmt: skip
+                "latency_ms": latency}  # fmt: skip
 
     async def delegate(self, task: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         """For the pipeline: route `task` to the first agent (by name) having it as a

@@ -33,7 +33,7 @@ log = logging.getLogger("nerve.events")  # LogMirror never mirrors this logger (
 KINDS = ("AUTH_LOGIN", "AUTH_LOGOUT", "CONFIG_SAVE", "RELOAD", "KEY_SET", "ROUTE", "CALL",
          "FALLBACK", "ERROR", "WARNING")  # fmt: skip
 AUDIT = ("AUTH_LOGIN", "AUTH_LOGOUT", "CONFIG_SAVE", "RELOAD", "KEY_SET")  # written at once
-_TEXT_FIELDS = ("message", "error", "reason")
+_TEXT_FIELDS = ("message", "error", "reason", "subject")
 _MAX_BUFFERED = 20_000  # events kept while the sink refuses writes; older ones are dropped
 _CLOSE_SECONDS = 10.0
 

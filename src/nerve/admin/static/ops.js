@@ -11,12 +11,15 @@ function verdictBadge(verdict) {
   return el("span", { class: `badge verdict-${word}` }, word);
 }
 
+const VERDICT_SOURCES = { guard: "gateway guard", admin: "tried here", pipeline: "/api/process" };
+
 function verdictItem(v) {
   const why = [v.risk_level && `${v.risk_level} risk`, v.blocked_by && `by ${v.blocked_by}`,
-    v.category, v.route && `route ${v.route}`].filter(Boolean).join(" · ");
+    v.category, v.route && `route ${v.route}`, v.user_id && `user ${v.user_id}`,
+    v.intent && `intent ${v.intent}`].filter(Boolean).join(" · ");
   return el("li", { class: "item", "data-source": v.source, "data-allowed": String(v.allowed) },
     el("div", { class: "item-head" }, verdictBadge(v), el("span", { class: "badge" }, v.kind),
-      el("span", { class: "muted" }, v.source === "guard" ? "gateway guard" : "tried here"),
+      el("span", { class: "muted" }, VERDICT_SOURCES[v.source] || v.source),
       el("span", { class: "muted" }, opsTime(v.ts))),
     el("code", { class: "item-body" }, v.subject),
     el("div", {}, v.reason), el("div", { class: "muted small" }, why));
@@ -27,8 +30,8 @@ async function loadSafety() {
   if ($("#verdict-allowed").value) params.set("allowed", $("#verdict-allowed").value);
   if ($("#verdict-kind").value) params.set("kind", $("#verdict-kind").value);
   const data = await api(`safety/verdicts?${params}`);
-  $("#verdict-sources").textContent = `On record: ${data.sources.join("; ")}. Calls the guard `
-    + "allowed are not logged, so they are not listed.";
+  $("#verdict-sources").textContent = `On record: ${data.sources.join("; ")}. Tool calls the `
+    + "gateway guard allowed are not logged, so they are not listed.";
   $("#verdicts").replaceChildren(...(data.verdicts.length ? data.verdicts.map(verdictItem)
     : [el("li", { class: "item muted" }, "No verdict on record matches.")]));
 }
@@ -59,28 +62,40 @@ for (const id of ["#verdict-allowed", "#verdict-kind"]) {
 // ---- agents -------------------------------------------------------------------------------
 const epochTime = (at) => (at ? new Date(at * 1000).toISOString().slice(0, 16).replace("T", " ") : "–");
 
+function routeResult(r) {
+  return r.ok ? `ok in ${r.latency_ms} ms` : `failed: ${r.error}`;
+}
+
 function agentItem(agent) {
-  const last = agent.last_failure;
+  const last = agent.last_result;
   return el("li", { class: "item", "data-agent": agent.agent_name },
     el("div", { class: "item-head" }, el("strong", {}, agent.agent_name),
       ...agent.capabilities.map((c) => el("span", { class: "badge" }, c)),
+      el("span", { class: "badge" }, `${agent.successes} ok`),
       el("span", { class: `badge ${agent.failures ? "verdict-blocked" : ""}` },
         `${agent.failures} recent failure(s)`)),
     el("code", { class: "item-body" }, agent.endpoint),
-    el("div", { class: "muted small" }, `registered ${epochTime(agent.created_at)} · updated `
-      + `${epochTime(agent.updated_at)}` + (last ? ` · last failure ${opsTime(last.ts)}: ${last.error}` : "")));
+    el("div", { class: "muted small last-result" }, `registered ${epochTime(agent.created_at)} · updated `
+      + `${epochTime(agent.updated_at)}` + (last ? ` · last route ${opsTime(last.ts)} ${last.task}: `
+      + routeResult(last) : " · no route on record")));
+}
+
+function resultItem(r) {
+  return el("li", { class: "item", "data-agent": r.agent, "data-ok": String(r.ok) },
+    el("div", { class: "item-head" }, el("strong", {}, r.agent), el("span", { class: "badge" }, r.task),
+      el("span", { class: `badge verdict-${r.ok ? "allowed" : "blocked"}` }, r.ok ? "ok" : "failed"),
+      el("span", { class: "muted" }, opsTime(r.ts))), el("div", {}, routeResult(r)));
 }
 
 async function loadAgents() {
   const data = await api("agents");
   $("#agents").replaceChildren(...(data.agents.length ? data.agents.map(agentItem)
     : [el("li", { class: "item muted" }, "No agent is registered.")]));
+  const heading = $("#agents-note").previousElementSibling;
+  if (heading && heading.tagName === "H2") heading.textContent = "Recent route results";
   $("#agents-note").textContent = data.note;
-  const failed = data.failures.map((f) => el("li", { class: "item", "data-agent": f.agent },
-    el("div", { class: "item-head" }, el("strong", {}, f.agent), el("span", { class: "badge" }, f.task),
-      el("span", { class: "muted" }, opsTime(f.ts))), el("div", {}, f.error)));
-  $("#agent-failures").replaceChildren(...(failed.length ? failed
-    : [el("li", { class: "item muted" }, "No route failure on record.")]));
+  $("#agent-failures").replaceChildren(...(data.results.length ? data.results.map(resultItem)
+    : [el("li", { class: "item muted" }, "No route result on record.")]));
 }
 
 // ---- jobs ---------------------------------------------------------------------------------
@@ -123,6 +138,28 @@ async function loadJobs() {
     el("h2", {}, `${channel} `, el("span", { class: "badge" }, data.channels[channel])),
     el("ul", { class: "items" }, ...data.jobs.filter((j) => j.channel === channel).map((j) => jobItem(j, data.now)))))
     : [el("p", { class: "muted" }, "No job is pending.")]));
+  showDeliveries(data.deliveries);
+}
+
+function deliveryItem(d) {
+  return el("li", { class: "item", "data-id": d.id, "data-late": String(d.late) },
+    el("div", { class: "item-head" }, el("span", { class: `badge state-${d.late ? "late" : "pending"}` },
+      d.late ? "delivered late" : "delivered"), el("span", { class: "badge" }, d.channel),
+      el("strong", {}, epochTime(d.delivered_at)), el("span", { class: "muted" }, `due ${epochTime(d.due_at)}`),
+      el("span", { class: "muted" }, d.cron ? `cron ${d.cron}` : "once")),
+    el("div", { class: "item-body" }, d.text),
+    el("div", { class: "muted small" }, `user ${d.user_id} · chat ${d.chat_id} · id ${d.id}`));
+}
+
+function showDeliveries(deliveries) {
+  // The page's markup has no place for these: made once, after the pending jobs.
+  let list = $("#jobs-delivered");
+  if (!list) {
+    list = el("ul", { id: "jobs-delivered", class: "items" });
+    $("#jobs").after(el("h2", {}, "Recently delivered"), list);
+  }
+  list.replaceChildren(...(deliveries.length ? deliveries.map(deliveryItem)
+    : [el("li", { class: "item muted" }, "No delivery on record.")]));
 }
 
 async function cancelJob(job) {

@@ -194,7 +194,19 @@ class Scheduler:
             return 0
         next_due = None if job.cron is None else self._next_cron(job.cron, now)
         await self.store.finish(job.id, self.owner, next_due)
+        self._log_delivered(job, now, late is not None)
         return 1
+
+    def _log_delivered(self, job: Job, now: float, late: bool) -> None:
+        """A line and a record (`nerve_record`: the admin panel stores its fields as a
+        JOB_DELIVERED event): a delivered one-shot job is deleted, this is what is left of it."""
+        fields = {"kind": "JOB_DELIVERED", "id": job.id, "user_id": job.user_id,
+                  "channel": job.channel, "chat_id": job.chat_id, "mode": job.mode,
+                  "cron": job.cron, "subject": job.text[:200], "due_at": job.due_at,
+                  "delivered_at": now, "late": late}  # fmt: skip
+        log.info("job %s of %s delivered to %s/%s (due %s%s)", job.id, job.user_id, job.channel,
+                 job.chat_id, self._iso(job.due_at), ", late" if late else "",
+                 extra={"nerve_record": fields})  # fmt: skip
 
     def _keep(self, job: Job, kept: set[tuple[str, float]], why: str) -> None:
         key = (job.id, job.due_at)
