@@ -34,6 +34,7 @@ from nerve.config_sections import (
     AgentsConfig,
     AssistantConfig,
     BudgetConfig,
+    CacheConfig,
     GuardConfig,
     IntentConfig,
     KeyConfig,
@@ -42,6 +43,7 @@ from nerve.config_sections import (
     PathMemoryConfig,
     PipelineConfig,
     SafetyConfig,
+    TelemetryConfig,
     VoiceConfig,
 )
 from nerve.errors import ConfigError
@@ -50,6 +52,7 @@ from nerve.secrets import decrypt_tree
 __all__ = [
     "AdminConfig",
     "BudgetConfig",
+    "CacheConfig",
     "Config",
     "GuardConfig",
     "KeyConfig",
@@ -61,6 +64,7 @@ __all__ = [
     "RouteConfig",
     "TagTarget",
     "Target",
+    "TelemetryConfig",
     "When",
     "find_config_file",
     "is_loopback",
@@ -194,6 +198,7 @@ class Config(_Strict):
     learning: LearningConfig = LearningConfig()
     admin: AdminConfig = AdminConfig()
     voice: VoiceConfig = VoiceConfig()
+    telemetry: TelemetryConfig = TelemetryConfig()
     # Model names clients send on their own (Claude Code's `claude-*`, Codex's `gpt-5-codex`):
     # glob -> a route name or provider/model, tried in order for a name that is not one already.
     model_aliases: dict[str, str] = {}

@@ -28,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from nerve.config_sections import GuardConfig, PathMemoryConfig
+from nerve.config_sections import CacheConfig, GuardConfig, PathMemoryConfig
 from nerve.language import LANGS
 
 __all__ = [
@@ -192,6 +192,7 @@ class RouteConfig(_Strict):
     fallbacks: list[TargetSpec] = []
     guard: GuardConfig = GuardConfig()  # the tool calls its models return (SPEC TP-1)
     memory: PathMemoryConfig = PathMemoryConfig()  # recall and store for any client (TP-2)
+    cache: CacheConfig | None = None  # the exact-match response cache; None: no cache
     _tiers: tuple[tuple[Target, ...], ...] | None = PrivateAttr(default=None)
 
     @field_validator("rules")

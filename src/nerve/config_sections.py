@@ -15,6 +15,7 @@ __all__ = [
     "AgentsConfig",
     "AssistantConfig",
     "BudgetConfig",
+    "CacheConfig",
     "DiscordConfig",
     "FilesConfig",
     "GuardConfig",
@@ -29,6 +30,7 @@ __all__ = [
     "PathMemoryConfig",
     "PipelineConfig",
     "SafetyConfig",
+    "TelemetryConfig",
     "ToolRule",
     "VoiceConfig",
     "WalConfig",
@@ -59,6 +61,35 @@ class ToolRule(_Strict):
 
     kind: Literal["shell", "sql", "path", "action", "off"]
     argument: str | None = None
+
+
+class CacheConfig(_Strict):
+    """The exact-match response cache of a route or a key (`cache: {ttl_seconds: 3600}`): an
+    answer is replayed to the same tenant for the same target, body and stream flag. Answers
+    with tool calls are never kept; nor requests with `temperature` > 0 unless
+    `any_temperature`. An entry larger than `max_entry_bytes` is not kept."""
+
+    ttl_seconds: float = Field(gt=0)
+    any_temperature: bool = False
+    max_entry_bytes: int = Field(1_048_576, ge=1024)
+
+
+class TelemetryConfig(_Strict):
+    """OpenTelemetry traces over OTLP/HTTP (the `nerve[telemetry]` extra). Without
+    `otlp_endpoint` nothing is exported and nothing is paid on the hot path."""
+
+    otlp_endpoint: str | None = None  # http://collector:4318 (/v1/traces is added)
+    service_name: str = "nerve"
+    sample_ratio: float = Field(1.0, ge=0, le=1)
+    capture_content: bool = False  # prompt and completion text on the spans
+    headers: dict[str, str] = {}  # sent with every export (an auth token, say)
+
+    @field_validator("otlp_endpoint")
+    @classmethod
+    def _http(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith(("http://", "https://")):
+            raise ValueError(f"otlp_endpoint is an http:// or https:// URL, got {v!r}")
+        return v
 
 
 class GuardConfig(_Strict):
@@ -119,6 +150,7 @@ class KeyConfig(_Strict):
     # What the traffic path does for this key's requests; None: the route's.
     guard: GuardConfig | None = None
     memory: PathMemoryConfig | None = None
+    cache: CacheConfig | None = None  # the exact-match response cache; None: the route's
 
 
 class SafetyConfig(_Strict):
