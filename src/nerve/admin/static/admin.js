@@ -5,7 +5,8 @@
 
 const KINDS = ["ERROR", "WARNING", "FALLBACK", "ROUTE", "CALL", "AUTH_LOGIN", "AUTH_LOGOUT",
   "CONFIG_SAVE", "RELOAD", "KEY_SET", "KEY_CREATE", "KEY_REVOKE", "MEMORY_FORGET",
-  "MEMORY_FORGET_USER", "JOB_CANCEL", "SAFETY_CHECK"];
+  "MEMORY_FORGET_USER", "JOB_CANCEL", "SAFETY_CHECK", "VERDICT", "AGENT_ROUTE", "JOB_DELIVERED"];
+const QUIET = new Set(["ROUTE", "VERDICT"]); // one per request: off until asked for
 const REFRESH_MS = 2000;
 const MAX_LOG_LINES = 500;
 
@@ -211,7 +212,7 @@ $("#key-form").addEventListener("submit", async (event) => {
 
 // ---- logs ---------------------------------------------------------------------------------
 const kindBoxes = KINDS.map((kind) => {
-  const box = el("input", { type: "checkbox", checked: kind !== "ROUTE", value: kind });
+  const box = el("input", { type: "checkbox", checked: !QUIET.has(kind), value: kind });
   box.addEventListener("change", () => resetLogs());
   $("#log-kinds").append(el("label", { class: `kind kind-${kind}` }, box, kind));
   return box;
