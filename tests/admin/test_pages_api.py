@@ -14,7 +14,8 @@ import pytest
 from nerve.admin import jobs_api
 from nerve.assistant.jobs.scheduler import Scheduler
 from nerve.assistant.jobs.store import Job, job_store_from_url
-from nerve.config import load_config
+from nerve.config import GuardConfig, load_config
+from nerve.gateway.guard import ToolGuard
 from nerve.gateway.resilience import ManualClock
 from nerve.server import build_app
 from tests.admin.conftest import CONFIG, LITERAL_KEY, PASSWORD, Harness
@@ -173,6 +174,12 @@ async def test_safety_page_tries_a_command_and_lists_verdicts(
             "GUARD BLOCKED route=default bash (critical risk): deletes the root filesystem"
         )  # as the gateway's guard logs a blocked tool call (traffic.py)
         said = await client.post("/api/process", json={"text": "hello there", "user_id": "ann"})
+        checked = await client.post(
+            "/api/safety/check", json={"kind": "shell", "content": "ls -la", "cwd": "/srv/app"}
+        )
+        # A tool call a model returned, let through by the gateway's guard.
+        guard = ToolGuard(GuardConfig(), admin.app.pipeline.safety)
+        assert await guard.judge("Bash", {"command": "git status"}) is not None
         dropped = await client.post(
             "/api/process", json={"text": "drop the production database", "user_id": "bob"}
         )
@@ -198,8 +205,11 @@ async def test_safety_page_tries_a_command_and_lists_verdicts(
     assert allowed.json()["verdict"]["allowed"] is True
     assert said.status_code == dropped.status_code == 200
     assert dropped.json()["safety"]["allowed"] is False
+    assert checked.json()["allowed"] is True
     assert [(v["source"], v["kind"], v["allowed"]) for v in every] == [
         ("pipeline", "text", False),
+        ("guard", "tool_call", True),
+        ("api", "shell", True),
         ("pipeline", "text", True),
         ("guard", "tool_call", False),
         ("admin", "sql", True),
@@ -211,13 +221,14 @@ async def test_safety_page_tries_a_command_and_lists_verdicts(
     ]
     assert text[0]["reason"] == dropped.json()["safety"]["reason"]
     assert text[1]["intent"] == said.json()["intent"]["intent"]
-    assert every[2]["subject"] == "bash" and every[2]["risk_level"] == "critical"
+    assert every[1]["subject"] == "Bash: git status" and every[2]["subject"] == "ls -la"
+    assert every[4]["subject"] == "bash" and every[4]["risk_level"] == "critical"
     assert (
-        every[4]["subject"] == "rm -rf /"
-        and every[4]["reason"] == blocked.json()["verdict"]["reason"]
+        every[6]["subject"] == "rm -rf /"
+        and every[6]["reason"] == blocked.json()["verdict"]["reason"]
     )
     assert [v["kind"] for v in refused] == ["text", "tool_call", "shell"]
-    assert [v["subject"] for v in shell] == ["rm -rf /"]
+    assert [v["subject"] for v in shell] == ["ls -la", "rm -rf /"]
     assert [r.status_code for r in bad] == [400] * 5
     assert "'kind' is one of shell, sql, text, action" in bad[0].text
 

@@ -7,13 +7,15 @@
                                          reason, subject, ...}], sources: [...]}
 
 What is on record, and so what the list shows: every check tried here (event SAFETY_CHECK);
-every verdict of the pipeline (`/api/process`, `nerve process`, the MCP `process` tool: its
-VERDICT records, allowed or not, kind "text", the start of the text as subject; see
-records.py); and every tool call the gateway's guard blocked or flagged (its "GUARD
-BLOCKED|FLAGGED" log lines, mirrored into the log as WARNING; kind "tool_call", the tool's name
-as subject). Calls the guard allowed, and checks the assistant makes before running a command,
-are not logged by nerve, so they are not listed: the page says so rather than pretend the list
-is complete.
+every verdict a server with the panel gives, allowed or not, as a VERDICT record
+(safety/record.py, stored by records.py) with its `source`: "pipeline" (`/api/process`, MCP
+`process` and `safe_execute`: kind "text", the start of the text as subject), "tools" (a tool's
+own check before it runs: the assistant's commands, the intent tools), "api" (`POST
+/api/safety/check`), "mcp" (the MCP `safety_check` tool) and "guard" (a tool call a model
+returned that the gateway's guard let through); and the calls the guard blocked or flagged
+(its "GUARD BLOCKED|FLAGGED" log lines, mirrored as WARNING; kind "tool_call", the tool's name
+as subject). Records are logged at INFO: a server started with `--log-level warning` keeps
+only the blocked and flagged calls and the checks tried here.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ MAX_CONTENT = 20_000  # a command or a statement, not a file
 SHOWN = 500  # of the content, kept in the log: enough to tell which command it was
 # traffic.py: "GUARD %s route=%s %s (%s risk): %s" (what, route, tool, risk, reason)
 _GUARD = re.compile(r"^GUARD (BLOCKED|FLAGGED) route=(\S*) (\S+) \((\w+) risk\): (.*)$", re.S)
-SOURCES = ["admin panel checks (SAFETY_CHECK)", "the pipeline's verdicts, allowed and blocked",
+SOURCES = ["admin panel checks (SAFETY_CHECK)",
+           "every verdict of the pipeline, tools, REST, MCP and the gateway guard (VERDICT)",
            "gateway guard: blocked and flagged tool calls"]  # fmt: skip
 _KEPT = ("allowed", "risk_level", "reason", "blocked_by", "category")
 

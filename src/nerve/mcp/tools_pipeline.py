@@ -17,6 +17,7 @@ from nerve.memory.fields import TEXT
 from nerve.memory.fields import UserId as MemoryUser
 from nerve.pipeline.process import MAX_TEXT_CHARS, ProcessResult
 from nerve.safety import BlockedBy, Category, Kind, RiskLevel, Scope
+from nerve.safety.record import record
 from nerve.safety.scope import Dialect, Mode
 
 if TYPE_CHECKING:
@@ -115,6 +116,7 @@ def register(server: MCPServer[Any], app: Host) -> None:
         is refused. Microseconds; no model call unless an LLM judge is configured."""
         scope = Scope.of(cwd, roots or (), mode, dialect)  # ScopeError: the caller's mistake
         verdict = await app.pipeline.safety.check(kind, content, scope=scope)
+        record(verdict, source="mcp", check=kind, subject=content)
         return VerdictOut.model_validate(verdict.to_dict())
 
     @server.tool()

@@ -19,27 +19,17 @@ from nerve.intent import Intent, IntentClassifier
 from nerve.language import LanguageResult, detect
 from nerve.pipeline.handlers import UNDERSTOOD, Handler, Understood, intent_tool, tool_name
 from nerve.safety import INTENT_RISK, SafetyEngine, Verdict
+from nerve.safety.record import record
 from nerve.tools import Services, ToolContext, ToolRegistry
 
 __all__ = ["MAX_TEXT_CHARS", "Delegate", "MemoryHook", "Pipeline", "ProcessResult"]
 
 log = logging.getLogger("nerve.pipeline")
 MAX_TEXT_CHARS = 100_000
-SHOWN_CHARS = 200  # of the text, in the verdict's record (the admin panel's Safety page)
 MemoryHook = Callable[[Understood, Verdict, dict[str, Any] | None], Awaitable[None]]
 # (task, payload) -> an agent's route result {"success", "agent", "result" | "error"}, or None
 # when no agent takes the task. Injected (the agent registry's `delegate`); never imported here.
 Delegate = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
-
-
-def _log_verdict(verdict: Verdict, text: str, user_id: str, intent: str) -> None:
-    """Every verdict, as a line and a record (`nerve_record`: the admin panel stores its fields
-    as a VERDICT event). The line names no text; the record keeps its start as `subject`."""
-    what = "allowed" if verdict.allowed else "blocked"
-    fields = {"kind": "VERDICT", "source": "pipeline", "check": "text", "user_id": user_id,
-              "intent": intent, "subject": text[:SHOWN_CHARS], **verdict.to_dict()}  # fmt: skip
-    log.info("VERDICT text %s (%s risk) for user %s, intent %s: %s", what, verdict.risk_level,
-             user_id, intent, verdict.reason, extra={"nerve_record": fields})  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +91,8 @@ class Pipeline:
         action = intent.parameters.get("action")
         risk_intent = action if isinstance(action, str) and action in INTENT_RISK else intent.intent
         verdict = await self.safety.check("text", text, intent=risk_intent)
-        _log_verdict(verdict, text, user_id, intent.intent)
+        record(verdict, source="pipeline", check="text", subject=text, user_id=user_id,
+               intent=intent.intent)  # fmt: skip
         understood = Understood(text, user_id, language, intent)
         execution: dict[str, Any] | None = None
         if not verdict.allowed:

@@ -22,6 +22,7 @@ from nerve.language import detect
 from nerve.memory.fields import TEXT, UserId
 from nerve.pipeline.process import MAX_TEXT_CHARS, Pipeline
 from nerve.safety import Kind, Scope, ScopeError
+from nerve.safety.record import record
 from nerve.safety.scope import MAX_ROOTS, Dialect, Mode
 
 __all__ = ["pipeline_router"]
@@ -98,6 +99,7 @@ def pipeline_router(pipeline: Callable[[], Pipeline]) -> APIRouter:
     @router.post("/safety/check", summary="One safety verdict")
     async def safety_check(body: SafetyBody) -> dict[str, Any]:
         verdict = await pipeline().safety.check(body.kind, body.content, scope=body.scope())
+        record(verdict, source="api", check=body.kind, subject=body.content)
         return verdict.to_dict()
 
     @router.post("/language/detect", summary="Languages, code-switching, normalized text")

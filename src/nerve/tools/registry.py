@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import Any, Literal, cast
 
 from nerve.safety import DEFAULT_SCOPE, Kind
+from nerve.safety.record import record
 from nerve.tools.base import Tool
 from nerve.tools.result import ToolContext, ToolError, ToolResult
 from nerve.tools.schema import ArgumentError
@@ -168,6 +169,7 @@ class ToolRegistry:
         # Commands are judged against the workspace they run in: deleting inside it is fine.
         scope = ctx.services.files.scope() if kind in ("shell", "sql") else DEFAULT_SCOPE
         verdict = await ctx.services.safety.check(cast(Kind, kind), str(content), scope=scope)
+        record(verdict, source="tools", check=kind, subject=f"{tool.name}: {content}")
         if verdict.allowed:
             return None
         return ToolResult.failure(

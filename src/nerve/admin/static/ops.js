@@ -11,7 +11,8 @@ function verdictBadge(verdict) {
   return el("span", { class: `badge verdict-${word}` }, word);
 }
 
-const VERDICT_SOURCES = { guard: "gateway guard", admin: "tried here", pipeline: "/api/process" };
+const VERDICT_SOURCES = { guard: "gateway guard", admin: "tried here", pipeline: "/api/process",
+  tools: "a tool's check", api: "/api/safety/check", mcp: "MCP safety_check" };
 
 function verdictItem(v) {
   const why = [v.risk_level && `${v.risk_level} risk`, v.blocked_by && `by ${v.blocked_by}`,
@@ -30,8 +31,7 @@ async function loadSafety() {
   if ($("#verdict-allowed").value) params.set("allowed", $("#verdict-allowed").value);
   if ($("#verdict-kind").value) params.set("kind", $("#verdict-kind").value);
   const data = await api(`safety/verdicts?${params}`);
-  $("#verdict-sources").textContent = `On record: ${data.sources.join("; ")}. Tool calls the `
-    + "gateway guard allowed are not logged, so they are not listed.";
+  $("#verdict-sources").textContent = `On record: ${data.sources.join("; ")}.`;
   $("#verdicts").replaceChildren(...(data.verdicts.length ? data.verdicts.map(verdictItem)
     : [el("li", { class: "item muted" }, "No verdict on record matches.")]));
 }

@@ -27,6 +27,7 @@ from nerve.gateway.guard.policy import ToolTable, subject
 from nerve.gateway.guard.responses_stream import ResponsesStream
 from nerve.gateway.guard.stream import GuardStream, PassStream
 from nerve.safety.engine import SafetyEngine
+from nerve.safety.record import record
 from nerve.safety.scope import Scope
 from nerve.safety.verdict import Verdict
 
@@ -63,6 +64,8 @@ class ToolGuard:
             why = f"the tool-call guard could not read this call ({type(exc).__name__})"
             return Judged(name, call_id, "?", "", arguments, Verdict(False, "high", why, "rule"))
         verdict = await self.engine.check(found.kind, found.content, scope=self.scope)
+        if verdict.allowed:  # blocked and flagged calls are logged where the answer is rewritten
+            record(verdict, source="guard", check="tool_call", subject=f"{name}: {found.content}")
         return Judged(name, call_id, rule.kind, found.content, arguments, verdict)
 
     async def judge_body(self, fmt: Format, body: bytes) -> GuardOutcome:
