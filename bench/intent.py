@@ -19,7 +19,11 @@ romanized Wikipedia sentences (<shared>/language/dakshina/<lang>.dev.roman.txt; 
 are the tune split, 2501-5000 held out), LoCoMo conversation turns (<shared>/locomo/
 locomo_dev.json, CC BY-NC, read here only; conversations 1-3 tune, 4-5 held out) and
 bench/data/heldout/chat.txt (a held-out chit-chat set written by someone else; its figure is
-only reported, skipped when absent). Targets: false triggers <= 3%, destructive 0.
+only reported, skipped when absent), and, when the `chitchat_dataset` package is importable
+(`pip install chitchat_dataset`, MIT: real English chat turns from the BYU PCC lab's Chit-Chat
+Challenge; never a dependency of nerve, or pass --chitchat PATH to its dataset.json), CHITCHAT_ROWS
+turns from every 20th conversation as tune and from the 10th of every 20 as held out. Targets:
+false triggers <= 3%, destructive 0.
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ SPLITS = {"tune": (0, 2500), "held-out": (2500, 5000)}
 LOCOMO_TUNE = 3  # conversations 1-3 tune, the rest held out (as bench/locomo.py splits them)
 HELDOUT_CHAT = REPO / "bench" / "data" / "heldout" / "chat.txt"
 NOT_TRIGGERS = ("chat", "unknown")
+CHITCHAT_SPLITS = {"tune": 0, "held-out": 10}  # conversation index mod 20
+CHITCHAT_ROWS = 5000
 
 Prepare = Callable[[str], tuple[str, Sequence[str]]]
 
@@ -196,6 +202,31 @@ def locomo(path: Path, split: str) -> list[str]:
     ]
 
 
+def chitchat_path() -> Path | None:
+    """dataset.json of the chitchat_dataset package when it is installed (not imported: it
+    loads 40 MB on import)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("chitchat_dataset")
+    origin = spec.origin if spec else None
+    return Path(origin).parent / "dataset.json" if origin else None
+
+
+def chitchat(path: Path, split: str) -> list[str]:
+    """Chat turns of whole conversations, every 20th from CHITCHAT_SPLITS[split] on."""
+    import json
+
+    conversations = json.loads(path.read_text(encoding="utf-8"))
+    turns: list[str] = []
+    for i, conv in enumerate(conversations.values()):
+        if i % 20 != CHITCHAT_SPLITS[split]:
+            continue
+        turns += [m["text"] for turn in conv["messages"] for m in turn if m["text"].strip()]
+        if len(turns) >= CHITCHAT_ROWS:
+            break
+    return turns
+
+
 def destructive(intent: str, parameters: dict[str, object]) -> bool:
     action = parameters.get("action")
     risky = INTENT_RISK.get(str(action)) if action else None
@@ -216,7 +247,9 @@ def triggers(texts: list[str], prepare: Prepare) -> tuple[int, int, Counter[str]
     return fired, harmful, wrong
 
 
-def false_triggers(shared: Path, readings: list[tuple[str, Prepare]]) -> None:
+def false_triggers(
+    shared: Path, readings: list[tuple[str, Prepare]], chitchat_json: Path | None
+) -> None:
     sources: list[tuple[str, str, list[str]]] = []
     for split in SPLITS:
         for lang in DAKSHINA:
@@ -232,6 +265,13 @@ def false_triggers(shared: Path, readings: list[tuple[str, Prepare]]) -> None:
             )
         except OSError as exc:
             print(f"skipped locomo: {exc}")
+        if chitchat_json is not None:
+            try:
+                sources.append(("chitchat turns", split, chitchat(chitchat_json, split)))
+            except (OSError, ValueError, KeyError) as exc:
+                print(f"skipped chitchat: {exc}")
+    if chitchat_json is None:
+        print("\nskipped chitchat turns: pip install chitchat_dataset, or pass --chitchat PATH")
     if HELDOUT_CHAT.exists():
         lines = HELDOUT_CHAT.read_text(encoding="utf-8").splitlines()
         sources.append(("heldout chat.txt", "held-out", [t for t in lines if t.strip()]))
@@ -271,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-false-triggers", action="store_true", help="skip the non-command (RT-2) section"
     )
+    parser.add_argument(
+        "--chitchat", type=Path, default=None, help="chitchat_dataset's dataset.json"
+    )
     args = parser.parse_args(argv)
     path = args.data / FILE if args.data.is_dir() else args.data
     if not path.exists():
@@ -304,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     excluded_readings(rows, readings[-1][1])
     if not args.no_false_triggers:
         shared = path.parent.parent  # <shared>/language/<FILE> -> <shared>
-        false_triggers(shared, readings)
+        false_triggers(shared, readings, args.chitchat or chitchat_path())
     timing([r["cs_query"] for r in rows] + [r["en_query"] for r in rows])
     return 0
 

@@ -34,8 +34,10 @@ def test_a_megabyte_of_input_is_classified_from_its_opening() -> None:
 
 
 def test_a_megabyte_of_one_cue_word_repeated_returns() -> None:
-    """IN-2: the worst case for the matcher, a cue on every token, stays bounded."""
-    assert classify_rules("delete " * 150_000).intent == "delete_data"
+    """IN-2: the worst case for the matcher, a cue on every token, stays bounded; a deletion
+    that names nothing to delete in a long text is no order (RT-2), one that names files is."""
+    assert classify_rules("delete " * 150_000).intent == "unknown"
+    assert classify_rules("delete files " * 75_000).intent == "delete_data"
     assert classify_rules("Priya ko " * 120_000).intent == "unknown"
 
 

@@ -7,7 +7,8 @@ intents (chat.py, shape.py; SPEC RT-2). Its seam is
 `IntentClassifier.classify`: an injected model first, deterministic rules as the fallback
 (`classify_rules`, also usable alone). It never raises.
 
-To teach the rules a word, add it to the lists in `lexicon.py`; to add an intent, add it to
+To teach the rules a word, add it to the lists in `lexicon.py` (a thing that can be deleted:
+`objects.py`); to add an intent, add it to
 INTENTS and ModelAnswer (model.py), give it cue words in `lexicon.py` and a weight in `rules.py`.
 """
 

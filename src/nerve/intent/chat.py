@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nerve.intent.cues import Token
-from nerve.intent.lexicon import words
+from nerve.intent.lexicon import RELAY, REPORT_MAKERS, VERBS, words
 
 __all__ = ["ChatReading", "read"]
 
@@ -95,12 +95,30 @@ _DATA_QUESTIONS = frozenset(
 )
 _PERSONAL_PHRASES = frozenset(w for w in PERSONAL if " " in w)
 _PERSONAL_WORDS = PERSONAL - _PERSONAL_PHRASES
-# "can you send", "do you know": the addressee is asked to act, not asked about.
+# "can you send", "do you know": the addressee is asked to act, not asked about...
 _REQUEST_YOU = re.compile(
-    r"\b(?:can|could|would|will|wud|cud|pls|please)\s+(?:you|u|ya)\b|\bdo\s+(?:you|u)\s+know\b"
-    r"|\b(?:you|u)\s+(?:should|must|need\s+to|have\s+to)\s"
+    r"\bdo\s+(?:you|u)\s+know\b|\b(?:you|u)\s+(?:should|must|need\s+to|have\s+to)\s"
     r"|sak(?:te|ti|ta|oge|ogi)\b|\w(?:enge|engi|oge|ogi)\b",  # hi: "kya aap bhej sakte hain"
     re.IGNORECASE,
+)
+# ...and "can you" asks for an act, "would you" only when an act follows: "would you send
+# it?", not "would you buy a dinosaur?"; "will you be a freshman this fall?" asks about you.
+_MODAL_YOU = re.compile(
+    r"\b(can|could|would|will|wud|cud|pls|please)\s+(?:you|u|ya)"
+    r"(?:\s+(?:please|pls|kindly|just|quickly|also|maybe))?\s+([\w'-]+)",
+    re.IGNORECASE,
+)
+_ABOUT = frozenset(words("be, ever, never, really, still, rather, even, like, love, want"))
+_ACTS = frozenset(
+    w
+    for phrase in (*[v for vs in VERBS.values() for v in vs], *RELAY, *REPORT_MAKERS)
+    for w in phrase.rstrip("*").split()[:1]
+) | frozenset(
+    words(
+        "remind, set, play, call, book, order, add, start, stop, turn, help, schedule, pause",
+        "resume, open, close, look, give, put, update, record, download, upload, install, run",
+        "translate, write, fix, calculate, compute, note, save, track, keep, bring, pull, do",
+    )
 )
 _SOFT = GREETINGS | MILD
 # Small talk asked of the listener: "what's up?", "kaise ho?", "eppadi irukeenga?"
@@ -114,14 +132,68 @@ _SMALL_TALK = re.compile(
 # Exclamations, opinions and rhetorical questions: "what a day", "is it just me or...", "who
 # even watches TV anymore", "kya bakwas movie thi", "pata nahi kya hoga": said, not asked.
 _EXCLAIMED = re.compile(
-    r"^\s*what\s+an?\s+\w+|\bis\s+it\s+just\s+me\b|\b(?:killing|driving)\s+me\b"
+    r"\bis\s+it\s+just\s+me\b|\b(?:killing|driving)\s+me\b"
     r"|\bwaste\s+of\s+time\b|\b(?:who|why)\b[^?.!]{0,40}\beven\b|\banymore\s*\??\s*$"
     r"|\balways\s+so\b|\bkya\s+(?:bakwas|baat|scene|bekaar|bekar|faltu)\b|\bpata\s+nahi\b"
     r"|\bkitn[aie]\s+(?:time|waqt|din|saal)\s+ho\s+ga(?:ya|ye)\b|\bkya\s+(?:mast|badhiya|zabardast)\b"
-    r"|\bkitn[aie]\s+(?:maza+|achh?a|bura|pyara|sundar)\b|\bwho\s+else\b|^\s*remember\s+(?:that|when)\b"
+    r"|\bkitn[aie]\s+(?:maza+|achh?a|bura|pyara|sundar)\b|\bwho\s+else\b"
     r"|\bitna\b[^?.!]{0,30}\bkyun\b|\bkya\s+plan\s+hai\b|\bany\s+plans\b|\bsamajh\s+nahi\b"
-    r"|\btheek\s+hai\s+na\b",
+    r"|\btheek\s+hai\s+na\b|\bwho\s+(?:knows|cares)\b",
     re.IGNORECASE,
+)
+_EXCLAIMED_WORDS = frozenset(
+    words(
+        "is, killing, driving, waste, who, why, anymore, always, kya, pata, kitna, kitne, kitni",
+        "itna, any, samajh, theek",
+    )
+)  # the words _EXCLAIMED needs: without one, it is not tried (this is on the hot path)
+# ...and at the start: "what a day", "what the heck", "how embarrassing", "remember when".
+_EXCLAIMED_START = re.compile(
+    r"\s*(?:what\s+an?\s+\w+|remember\s+(?:that|when)\b"
+    r"|what\s+the\s+(?:heck|hell|fuck|frick|eff|crap|devil|f)\b"
+    r"|what\s+(?:good|great|nice|lovely|bad|terrible|awful)\b"
+    r"|how\s+(?!many|much|long|far|often|to|do|does|did|is|are|was|were|can|could|old|big)"
+    r"(?!should|would|will|about|come|tall|fast|soon)\w+\s*[.!]*\s*$)",
+    re.IGNORECASE,
+)
+# Musing on what would be: "what would you do with a million dollars?", "if you could be any
+# kitchen appliance...", "what if AI became sentient?": conversation, no lookup.
+_MUSING = re.compile(
+    r"\bwhat\s+if\b|\bwould\s+(?:you|u)\s+(?:ever|rather|really)\b|\bwhat\s+would\s+(?:you|u|we)\b"
+    r"|\bif\s+(?:you|u|we|i|he|she|they|there|it)\s+(?:\w+\s+){0,2}?"
+    r"(?:could|were|had|was|did|got|ever|would|lived|won)\b",
+    re.IGNORECASE,
+)
+# Asking whether anyone is there ("hello? anyone there?", "who's there?"), and tag questions
+# that only seek agreement ("genius, right?", "isn't it?", "hai na?").
+_THERE = re.compile(
+    r"\b(?:any|some|every)\s*(?:one|body)\s+(?:there|here|out\s+there|around|awake|online)\b"
+    r"|\b(?:who'?s|who\s+is)\s+there\b|\bare\s+(?:you|u)\s+(?:there|still\s+there)\b",
+    re.IGNORECASE,
+)
+_THERE_WORDS = frozenset(words("there, here, around, awake, online"))
+_TAG = re.compile(
+    r"(?:\bright|\b(?:is|was|are|were|do|does|did|would|could|wo|ca)n'?t\s+(?:it|that|this|they"
+    r"|you|he|she|we|i)|\bdon'?t\s+you\s+think|\bhai\s+na|\bna)\s*\?+\s*$",
+    re.IGNORECASE,
+)
+_MUSING_WORDS = frozenset(words("if, would, wud"))
+_HAPPENED_WORDS = frozenset(words("how, dekha, dekhi, suna, suni, kaisa, kaisi, kaise, ne"))
+_SMALL_TALK_WORDS = frozenset(
+    words(
+        "what, what's, whats, wat, how, how's, hows, kaise, kaisi, kya, ela, kemon, enu, enthu",
+        "saapadu, oota, ki",
+    )
+)
+_SMALL_TALK_STEMS = ("eppadi", "hegidd", "sugam", "bagunna")
+# Backchannel: a question of one to three of these only echoes ("really?", "oh yeah??").
+_ECHOES = frozenset(
+    words(
+        "really, right, seriously, sure, yeah, yes, no, ok, okay, oh, huh, eh, hmm, true, what",
+        "why, how, who, exactly, wait, me, i, think, know, guess, so, now, then, you, u, is, it",
+        "that, this, there, ohh, ah, ahh, um, umm, wow, hey, hello, hi, lol, sorry, pardon",
+        "nope, yep, yup, accha, acha, achha, sach, kya, haan, na, ha",
+    )
 )
 # "how did the interview go?", "kal ka match dekha?": what happened to someone, asked.
 _HAPPENED = re.compile(
@@ -149,18 +221,34 @@ _LAUGH_START = frozenset("hjlxay")
 
 
 def read(text: str, tokens: Sequence[Token]) -> ChatReading:
-    """How conversational `text` is; one pass over its tokens (this is on the hot path)."""
+    """How conversational `text` is; one pass over its tokens (this is on the hot path: each
+    regex is tried only when a word it needs is there)."""
     reactions = 0 if text.isascii() else len(_EMOJI.findall(text))
-    if tokens:  # "!" marks an exclamation, not punctuation alone
-        reactions += text.count("!") + len(_SMALL_TALK.findall(text))
-        reactions += _EXCLAIMED.search(text) is not None
     words = [t.word for t in tokens]
+    seen = frozenset(words)
+    if tokens:  # "!" marks an exclamation, not punctuation alone
+        reactions += text.count("!")
+        if not seen.isdisjoint(_SMALL_TALK_WORDS) or any(
+            w.startswith(_SMALL_TALK_STEMS) for w in words
+        ):
+            reactions += len(_SMALL_TALK.findall(text))
+        exclaimed = not seen.isdisjoint(_EXCLAIMED_WORDS) and _EXCLAIMED.search(text)
+        reactions += bool(exclaimed or _EXCLAIMED_START.match(text))
+        musing = not seen.isdisjoint(_MUSING_WORDS) and _MUSING.search(text)
+        there = not seen.isdisjoint(_THERE_WORDS) and _THERE.search(text)
+        asked = text.endswith("?")
+        reactions += bool(musing or there or (asked and _TAG.search(text)))
+        if asked and len(tokens) <= 3:
+            reactions += all(w in _ECHOES for w in words)
     if _LENGTHENED.search(text):  # "muchhhh" → "much", "bossuuuu" → "bossu": emphasis
         words = [_LENGTHENED.sub(r"\1", w) for w in words]
     greetings = 0
     you = False
     personal = not _PERSONAL_WORDS.isdisjoint(words) and _DATA_QUESTIONS.isdisjoint(words)
-    personal = personal or _HAPPENED.search(text) is not None
+    if not personal and (
+        not seen.isdisjoint(_HAPPENED_WORDS) or any(w.startswith("mil") for w in words)
+    ):
+        personal = _HAPPENED.search(text) is not None
     for i, word in enumerate(words):
         if word in REACTIONS:
             reactions += 1
@@ -176,5 +264,16 @@ def read(text: str, tokens: Sequence[Token]) -> ChatReading:
             personal = f"{word} {words[i + 1]}" in _PERSONAL_PHRASES and (
                 _DATA_QUESTIONS.isdisjoint(words)
             )
-    request = bool(you and _REQUEST_YOU.search(text))
+    request = bool(you and _requests(text))
     return ChatReading(reactions, greetings, you and not request, request, personal)
+
+
+def _requests(text: str) -> bool:
+    """The person addressed is asked to act: "can you send it", "do you know", "bhej sakte"."""
+    if _REQUEST_YOU.search(text):
+        return True
+    for m in _MODAL_YOU.finditer(text):
+        modal, verb = m.group(1).lower(), m.group(2).lower()
+        if verb in _ACTS or (modal not in ("would", "wud") and verb not in _ABOUT):
+            return True
+    return False

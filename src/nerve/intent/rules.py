@@ -8,7 +8,11 @@ intent is stated up front, and the cost stays bounded on pathological input.
 
 The chat gate (RT-2) comes first: a verb counts as strong only in a command's shape (shape.py),
 and without such a cue conversation (chat.py) outweighs the weak ones, so small talk is `chat`.
-A deletion must be a command with an object: "delete karo" alone is delete_data below 0.5.
+A question word or a "?" asks only in a question's shape (questions.py): echoes, follow-ups that
+point back and wh-words opening a statement ask for nothing. Destructive intents need strong
+evidence: a destructive verb in a command's shape, not denied, quoted, narrated or closing a
+statement ("Reboot ek film hai"), with an object that can be deleted (objects.py). A deletion
+naming nothing in a short text ("delete karo") is delete_data below 0.5: delete what?
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nerve.intent import actions, chat, messages, params, shape
-from nerve.intent.cues import CUES, Token, question_openers, tokenize
+from nerve.intent import actions, chat, messages, objects, params, questions, shape
+from nerve.intent.cues import CUES, Hit, Token, question_openers, tokenize
 from nerve.intent.lexicon import NOT_NAMES, REPORT_MAKERS, VERBS, words
 from nerve.intent.model import Intent
-from nerve.intent.shape import clause_end, imperative, indic_command, narrated, wished
+from nerve.intent.relay import next_word, relay, to_you
+from nerve.intent.shape import imperative, indic_command, narrated, wished
 
 __all__ = ["MAX_CHARS", "classify_rules", "clean"]
 
@@ -49,7 +54,6 @@ REPORT_REACH = 40  # characters between a report maker and the report noun
 CHAT = 0.9  # praise, thanks, a greeting: conversation
 CHAT_QUESTION = 0.7  # a question about the person addressed
 NO_OBJECT = 0.4  # a deletion that names nothing to delete: below IN-1's 0.5, a guess to confirm
-QUESTION_REACH = 12  # tokens: a sentence this short with an Indic question word asks
 TOPIC_ONLY_TOKENS = 10  # "aaj ka weather" asks; a long statement that mentions news does not
 CHATTY_MARKERS = 3  # chat markers that make a long turn (CHATTY_TOKENS words) talk, not command
 CHATTY_TOKENS = 20
@@ -102,6 +106,7 @@ _ENGLISH_MAKERS = frozenset((*VERBS["generate_report"], "do", "run", "pull")) & 
     REPORT_MAKERS
 )
 _POLITE = frozenset(words("please, pls, plz, plss, kindly"))
+_POINTERS = frozenset(words("it, that, this, those, these"))
 _CONTROL = dict.fromkeys([*range(32), 127], " ")
 
 
@@ -150,66 +155,56 @@ class _Scores:
         return sorted(self.best.items(), key=lambda kv: (-kv[1].weight, kv[1].start))
 
 
-def _relay(
-    scores: _Scores,
-    text: str,
-    tokens: list[Token],
-    i: int,
-    openers: frozenset[str],
-    languages: Sequence[str],
-    rest: str,
-) -> None:
-    """A relay verb ("tell", "ask", "bolo") is a message when someone else is addressed and a
-    question when the speaker is ("tell me the forecast", "mujhe batao")."""
-    start, end, word = tokens[i].start, tokens[i].end, tokens[i].word
-    english = word in ("tell", "ask", "let")
-    if english and not imperative(tokens, i, i, text, openers):
-        return
-    if not english and not indic_command(tokens, i, rest):
-        return  # "bataya jata hai" narrates
-    addressee = _next_word(tokens, i)
-    if addressee in messages.SELF and _about_listener(tokens, i + 2):
-        return  # "let me know if you need anything", "can you tell me more about your trip?"
-    if addressee in messages.SELF:
-        scores.command("query_data", QUESTION, start, end)
-    elif addressee in messages.PRONOUNS or messages.recipient(text, start, end, languages):
-        scores.command("send_message", STRONG["send_message"], start, end)
-    elif word != "let":
-        scores.command("query_data", QUESTION, start, end)
-
-
-def _next_word(tokens: list[Token], last: int) -> str:
-    return tokens[last + 1].word if last + 1 < len(tokens) else ""
-
-
-def _about_listener(tokens: list[Token], i: int) -> bool:
-    """The clause from token i is about the person addressed, or is "let me know"."""
-    rest = tokens[i : clause_end(tokens, i) if i < len(tokens) else i]
-    return bool(rest) and (rest[0].word == "know" or any(t.word in chat.YOU for t in rest))
-
-
-def _to_you(tokens: list[Token], last: int) -> bool:
-    after = tokens[last + 1] if last + 1 < len(tokens) else None
-    return after is not None and not after.opens and after.word in chat.YOU
-
-
-def _asks_near_the_end(tokens: list[Token], i: int, text: str) -> bool:
-    """An Indic question word asks when it opens or ends its clause (4 words at most), SOV-style
-    ("kya kal barish hogi", "balance kitna hai"), stands in a short sentence, or the text is a
-    question; deep in a long statement it reports one ("usne kaha ki vah kya daan karega")."""
-    end = clause_end(tokens, i)
-    return (
-        tokens[i].sentence
-        or end - i <= 4
-        or end - _sentence_start(tokens, i) <= QUESTION_REACH
-        or text.endswith("?")
+def _commanded(tokens: list[Token], text: str, at: int, quotes: list[tuple[int, int]]) -> bool:
+    """A named destructive action starting at character `at` is an order: not quoted, negated,
+    narrated after a subject ("I drop the test db every night"), after a modal ("the flood
+    will wipe out everything"), nor in a sentence that ends as a statement ("Reboot ek 2013 ki
+    film hai", "database drop karna galat hai")."""
+    i = next((k for k, t in enumerate(tokens) if t.start >= at), len(tokens) - 1)
+    return not (
+        shape.inside(quotes, at)
+        or shape.stated(tokens, i, text)
+        or shape.negated(tokens, i)
+        or (
+            (narrated(tokens, i) or shape.not_an_order(tokens, i)) and not wished(tokens, i)
+        )  # "I want to drop the staging db" wishes it done
     )
 
 
-def _sentence_start(tokens: list[Token], i: int) -> int:
-    while i > 0 and not tokens[i].sentence:
-        i -= 1
-    return i
+def _verb(
+    scores: _Scores, hit: Hit, tokens: list[Token], text: str, context: tuple[Any, ...]
+) -> None:
+    """An English verb cue: strong in a command's shape, weak or a mere topic elsewhere."""
+    openers, indic, polite, found = context
+    start, end = tokens[hit.first].start, tokens[hit.last].end
+    after = next_word(tokens, hit.last)  # "check out my painting!" shows, asks nothing;
+    if (hit.word == "check" and after == "out") or after in shape.COPULAS:
+        return  # "show was amazing": a noun before its verb
+    if shape.negated(tokens, hit.first):
+        scores.topic = True  # "don't get carried away", "didn't see that"
+        return
+    # SOV English ("users table delete") only in Indic company: "leg drop" is a name,
+    # "long time no see!" a greeting
+    strong = polite or imperative(tokens, hit.first, hit.last, text, openers, closing=indic)
+    if hit.intent == "delete_data" and (
+        not strong
+        or objects.deletable(tokens, hit.first, hit.last) is False
+        or shape.stated(tokens, hit.last, text)
+    ):
+        return  # destructive only as a command on a thing: "leg drop", "remove the banhammer"
+    if (
+        not strong
+        and (narrated(tokens, hit.first) or shape.not_an_order(tokens, hit.first))
+        and not wished(tokens, hit.first)
+    ):
+        scores.topic = True  # "I sent him a message", "that would get old": about the topic
+        return
+    weight = STRONG[hit.intent] if strong else WEAK_VERB
+    if hit.intent == "convert_format" and not found.mentions:
+        # without a format, "change"/"save"/"turn" are not conversions
+        weight = min(weight, 0.6) if hit.word in ("convert", "transform") else 0.0
+    if weight:
+        (scores.command if strong else scores.add)(hit.intent, weight, start, end)
 
 
 def _score(
@@ -218,7 +213,10 @@ def _score(
     scores = _Scores()
     seen = {t.word for t in tokens}
     openers = question_openers(languages)
+    quotes = shape.quoted(text)  # a title, a slogan, reported speech: no order to us
     act = actions.action(text, seen)
+    if act and not _commanded(tokens, text, act[1], quotes):
+        act = None
     if act:
         scores.command("delete_data", ACTION, act[1], act[1])
     found = params.formats(text, seen)
@@ -231,33 +229,26 @@ def _score(
     summaries = [t.start for t in tokens if t.word in ("summary", "summaries")]
     for hit in CUES.hits(tokens):
         start, end = tokens[hit.first].start, tokens[hit.last].end
-        if hit.kind in ("verb", "relay") and _to_you(tokens, hit.last):
+        if quotes and shape.inside(quotes, start):
+            scores.topic = True
+            continue
+        if hit.kind in ("verb", "relay") and to_you(tokens, hit.last):
             continue  # "good to see you", "miss you", "tell you what": said to the listener
         if hit.kind == "verb":
-            after = _next_word(tokens, hit.last)  # "check out my painting!" shows, asks nothing;
-            if (hit.word == "check" and after == "out") or after in shape.COPULAS:
-                continue  # "show was amazing": a noun before its verb
-            # SOV English ("users table delete") only in Indic company: "leg drop" is a name,
-            # "long time no see!" a greeting
-            closing = indic
-            strong = polite or imperative(
-                tokens, hit.first, hit.last, text, openers, closing=closing
-            )
-            if hit.intent == "delete_data" and (not strong or shape.negated(tokens, hit.first)):
-                continue  # destructive only as a command: "leg drop", "don't delete them"
-            if not strong and narrated(tokens, hit.first) and not wished(tokens, hit.first):
-                scores.topic = True  # "I sent him a message": a story about the topic
-                continue
-            weight = STRONG[hit.intent] if strong else WEAK_VERB
-            if hit.intent == "convert_format" and not found.mentions:
-                # without a format, "change"/"save"/"turn" are not conversions
-                weight = min(weight, 0.6) if hit.word in ("convert", "transform") else 0.0
-            if weight:
-                (scores.command if strong else scores.add)(hit.intent, weight, start, end)
+            _verb(scores, hit, tokens, text, (openers, indic, polite, found))
         elif hit.kind == "indic" and (hit.intent != "convert_format" or found.mentions):
+            destroys = hit.intent == "delete_data"
             if shape.told(tokens, hit.last):
                 scores.topic = story = True  # "avan enikku message ayachu": he sent one, a story
-            elif indic_command(tokens, hit.last, hit.rest, destructive=hit.intent == "delete_data"):
+            elif shape.negated(tokens, hit.first):
+                scores.topic = True  # "hatao mat", "anuppa vendam"
+            elif indic_command(tokens, hit.last, hit.rest, destructive=destroys) and not (
+                destroys
+                and (
+                    objects.deletable(tokens, hit.first, hit.last, hit.word) is False
+                    or shape.stated(tokens, hit.last, text)
+                )
+            ):  # "garibi hatao" is a slogan against poverty, no deletion
                 scores.command(hit.intent, STRONG[hit.intent], start, end)
         elif hit.kind == "noun":
             scores.add(hit.intent, NOUN[hit.intent], start, end)
@@ -273,31 +264,39 @@ def _score(
             if shaped and near < REPORT_REACH and all(abs(s - start) > near for s in summaries):
                 scores.command("generate_report", STRONG["generate_report"], start, end)
         elif hit.kind == "relay":
-            _relay(scores, text, tokens, hit.first, openers, languages, hit.rest)
+            relay(scores.command, text, tokens, hit.first, openers, languages, hit.rest)
         elif (
             hit.kind == "question"
             or (hit.kind.startswith("question:") and hit.kind.partition(":")[2] in languages)
-        ) and _asks_near_the_end(tokens, hit.first, text):
+        ) and questions.asks_near_the_end(tokens, hit.first, text):
             scores.ask("query_data", QUESTION, start, end)
     if seen & _PATTERN_TRIGGERS:
         for intent, weight, rx in _PATTERNS:
             m = rx.search(text)
-            if m and (not reading.about_you or rx in _HOW_TO_PATTERNS):
-                named = m.groupdict().get("t")
-                scores.ask(intent, weight, m.start(), m.end(), named and params.trim(named))
-    opener = next(
-        (
-            t
-            for i, t in enumerate(tokens)
-            if t.opens and t.word in openers and (t.sentence or not narrated(tokens, i))
-        ),
-        None,
-    )  # "I've been running, which has been great" asks nothing
+            if not m or (reading.about_you and rx not in _HOW_TO_PATTERNS):
+                continue
+            named = m.groupdict().get("t")
+            named = named and params.trim(named)
+            if named in _POINTERS or questions.embedded(tokens, m.start(), text):
+                continue  # "what does it mean?" follows up; "crazy how many came" exclaims
+            if not shape.inside(quotes, m.start()):
+                scores.ask(intent, weight, m.start(), m.end(), named)
+    # "I've been running, which has been great" asks nothing; "is that why?" follows up
+    candidates = [
+        i
+        for i, t in enumerate(tokens)
+        if t.opens and t.word in openers and (t.sentence or not narrated(tokens, i))
+    ]
+    asking = [
+        i
+        for i in candidates
+        if not questions.no_question(tokens, i, text) and not shape.inside(quotes, tokens[i].start)
+    ]
     if reading.about_you:
         pass  # "how have you been?" asks about the person addressed, not for data
-    elif opener:
-        scores.ask("query_data", QUESTION, opener.start, opener.end)
-    elif text.endswith("?"):
+    elif asking:
+        scores.ask("query_data", QUESTION, tokens[asking[0]].start, tokens[asking[0]].end)
+    elif text.endswith("?") and not candidates and not questions.fragment(tokens):
         scores.ask("query_data", QUESTION, len(text), len(text))
     send = scores.best.get("send_message")
     if send and story and not scores.commanded:  # "message" was the story's object, no verb

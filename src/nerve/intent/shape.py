@@ -22,13 +22,19 @@ from nerve.intent.lexicon import FRAMES, LIGHT_VERBS, PAST_FORMS, POSTPOSITIONS,
 
 __all__ = [
     "COPULAS",
+    "RELATIVES",
+    "STATEMENT_ENDS",
     "SUBJECTS",
     "clause_end",
     "closes_command",
     "imperative",
     "indic_command",
+    "inside",
     "narrated",
     "negated",
+    "not_an_order",
+    "quoted",
+    "stated",
     "told",
     "wished",
 ]
@@ -127,20 +133,125 @@ def indic_command(
 
 COPULAS = frozenset(words("was, is, were, are, has, had, tha, thi, hai"))  # not "the": English
 # Words that deny a verb in its clause: "delete mat karo", "don't delete it", "delete karne ka
-# mann nahi" ask for no deletion ("na" is left out: "karo na" begs).
+# mann nahi" ask for no deletion, "didn't see that" looks up nothing ("na" is left out: "karo
+# na" begs; so is "no": "mom ko no text kare" sends one).
 NEGATIONS = frozenset(
-    words("nahi, nahin, mat, don't, dont, never, not, no, illa, illai, vendam, venda, ledu, beda")
+    words(
+        "nahi, nahin, mat, don't, dont, never, not, illa, illai, vendam, venda, ledu, beda",
+        "didn't, didnt, doesn't, doesnt, can't, cant, cannot, couldn't, couldnt, won't, wont",
+        "wouldn't, wouldnt, shouldn't, shouldnt, haven't, havent, hasn't, isn't, wasn't",
+        "aren't, weren't, mustn't",
+    )
+)
+
+
+# Negations that follow the verb they deny, SOV-style; after an English verb "no" is content
+# ("text mom no").
+_NEGATIONS_AFTER = frozenset(
+    words("nahi, nahin, mat, illa, illai, vendam, venda, ledu, beda, vaddu")
 )
 
 
 def negated(tokens: Sequence[Token], first: int) -> bool:
     """A negation next to the verb at token `first`, in its clause: two words before ("don't
-    delete"), four after ("delete mat karo", "delete karne ka mann nahi"). Farther away it
-    denies something else ("chicken ki zaroorat nahi hai, wo reminder delete karo")."""
+    delete"), four after in Indic ("delete mat karo", "delete karne ka mann nahi"). Farther away
+    it denies something else ("chicken ki zaroorat nahi hai, wo reminder delete karo")."""
     start, end = first, min(clause_end(tokens, first), first + 5)
     while start > max(0, first - 2) and not (tokens[start].opens or tokens[start].sentence):
         start -= 1
-    return any(t.word in NEGATIONS for t in tokens[start:end])
+    return any(t.word in NEGATIONS for t in tokens[start:first]) or any(
+        t.word in _NEGATIONS_AFTER for t in tokens[first:end]
+    )
+
+
+# Before a verb, a modal or "to" makes it a statement or a plan, not an order ("that would get
+# old", "long time to see"); a determiner, possessive or copula makes it a noun ("that was text
+# speak", "the show", "my check"). Request frames ("can you", "want to") are read before this.
+_NOT_ORDERS = frozenset(
+    words(
+        "would, could, should, might, must, will, can, may, shall, to, gonna, gotta, 'd, wud, cud",
+        "a, an, the, my, your, his, her, our, their, its, this, that, was, is, were, are, be",
+        "been, being, every, each, some, no, any, of",
+    )
+)
+
+
+def not_an_order(tokens: Sequence[Token], first: int) -> bool:
+    """The word before the verb at token `first`, in its clause, makes it no order."""
+    return first > 0 and not tokens[first].opens and tokens[first - 1].word in _NOT_ORDERS
+
+
+_QUOTES = {'"': '"', "\u201c": "\u201d", "\u00ab": "\u00bb"}
+
+
+def quoted(text: str) -> list[tuple[int, int]]:
+    """Spans of text inside double quotes, when words stand outside them too: a title, a slogan,
+    reported speech ("usne kaha \"isko hatao\"", 'the poem "What Do I Remember"'). A text
+    that is all quote is the request itself."""
+    if '"' not in text and "\u201c" not in text and "\u00ab" not in text:
+        return []
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(text):
+        close = _QUOTES.get(text[i])
+        if close is None:
+            i += 1
+            continue
+        j = text.find(close, i + 1)
+        if j < 0:
+            break
+        spans.append((i, j))
+        i = j + 1
+    outside = text
+    for a, b in reversed(spans):
+        outside = outside[:a] + outside[b + 1 :]
+    return spans if any(c.isalnum() for c in outside) else []
+
+
+def inside(spans: Sequence[tuple[int, int]], position: int) -> bool:
+    return any(a < position < b for a, b in spans)
+
+
+# Endings of a statement: copulas and finite past or modal forms ("Reboot ek 2013 ki film hai",
+# "database drop karna galat hai", "server band kar dena chahiye", "system band karna shuru
+# kiya"). A verb in a sentence that ends so names, describes or judges an act; it orders none.
+STATEMENT_ENDS = frozenset(
+    words(
+        "hai, hain, tha, thi, thin, hoga, hogi, honge, hota, hoti, hote, hua, hui, hue, gaya",
+        "gayi, gaye, gai, gya, diya, diye, kiya, kiye, chahiye, sakta, sakti, chuka, chuki",
+        "chuke, raha, rahi, rahe, jata, jati, jaate, jaati, milta, lagta, lagti",  # hi
+        "aagum, irukku, irukkum, irundhadhu, aanadhu, pattadhu, ullathu, aachu",  # ta
+        "undi, unnadi, ayindi, ayyindi, chesaru, chesindi, jarigindi",  # te
+        "ide, ittu, aagide, aayitu, aaytu, maadidaru",  # kn
+        "aanu, undu, aayirunnu, cheythu",  # ml
+        "hoy, chhilo, chilo, hoyechhe, ache, achhe, korechhe",  # bn
+    )
+)
+_COPULA_ENDS = frozenset(words("hai, hain, tha, thi"))  # "delete karna hai": I need it done
+# Words that open another clause, after which the sentence's ending is no longer the verb's:
+# "alarms delete kardo jo bhi maine set kiye hai".
+RELATIVES = frozenset(
+    words(
+        "jo, jis, jise, jisko, jiske, jinhe, jinko, jab, jahan, agar, kyunki, lekin, magar, aur",
+        "kyonki, kyoki, kyuki, kyunke, taaki, warna, varna",
+        "and, then, phir, but, because, which, who, that, if, when, while",
+    )
+)
+
+
+def stated(tokens: Sequence[Token], i: int, text: str) -> bool:
+    """The sentence holding the verb at token i ends as a statement, not a request ("kya aap
+    ise hata sakte hain?" asks for it)."""
+    j = i + 1
+    while j < len(tokens) and not tokens[j].sentence:
+        if tokens[j].word in RELATIVES:
+            return False
+        j += 1
+    last = tokens[j - 1]
+    if j - 1 <= i or last.word not in STATEMENT_ENDS or "?" in text[last.end : last.end + 3]:
+        return False
+    before = tokens[j - 2].word
+    return not (last.word in _COPULA_ENDS and before.endswith(("na", "ni", "ne")))
 
 
 def told(tokens: Sequence[Token], last: int) -> bool:
