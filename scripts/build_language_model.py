@@ -1,6 +1,7 @@
 """Build nerve.language's romanized word model from Google Dakshina v1.0 (CC BY-SA 4.0).
 
 Usage: python scripts/build_language_model.py /path/to/dakshina [--english CMUDICT] [--out PATH]
+       [--tune-lines N] [--char-tune W]
 
 Reads the TRAIN lexicons, `<lang>.lexicon.train.tsv` (native<TAB>romanized<TAB>count), for
 hi, ta, te, kn, ml and bn, and the TUNE split of the dev sentences (lines 1-2,500 of
@@ -10,11 +11,12 @@ bench/language.py reports: from the tune sentences whose native original has no 
 `src/nerve/language/model/romanized.json.gz`: for each language, every attested romanized
 spelling, split by attestation (`common`: two or more, `rare`: one), as space-separated strings
 (fast to load), and character n-gram counts (orders 1 to 4 over `^word$`, weighted by the
-attestation counts) for words no table lists: the n-grams as one space-separated string and a
-count array per language. English, the other side of every romanized word, gets the same from
-the CMU Pronouncing Dictionary (BSD-style licence) that the `pocketsphinx` wheel carries
-(`--english`, found in the environment by default): its words as one table, `en`. The output is
-deterministic: the same input gives the same bytes.
+attestation counts, plus `--char-tune` (10) times each word's occurrences in those tune
+sentences, so that the inflected forms of running text count) for words no table lists: the
+n-grams as one space-separated string and a count array per language. English, the other side
+of every romanized word, gets the same from the CMU Pronouncing Dictionary (BSD-style licence)
+that the `pocketsphinx` wheel carries (`--english`, found in the environment by default): its
+words as one table, `en`. The output is deterministic: the same input gives the same bytes.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ ORDERS = (1, 2, 3, 4)
 TUNE_LINES = 2500  # dev sentence lines 1-2,500 tune; 2,501-5,000 are held out: never read
 MIN_FREQ = 2  # a word seen fewer times than this in a language's tune sentences is not kept
 MIN_GRAM = 3  # an n-gram seen fewer times than this (weighted, all languages) is dropped
+# A word of the tune sentences weighs this many attestations in the character model: running
+# text's inflected forms (`-lu`, `-ayum`) are what unlisted words look like.
+CHAR_TUNE = 10
 OUT = Path(__file__).resolve().parent.parent / "src" / "nerve" / "language" / "model"
 _WORD = re.compile(r"[a-z]+")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -98,12 +103,19 @@ def grams(words: Counter[str]) -> Counter[str]:
     return out
 
 
-def build(root: Path, english: Path, tune_lines: int = TUNE_LINES) -> dict[str, object]:
+def build(
+    root: Path, english: Path, tune_lines: int = TUNE_LINES, char_tune: int = CHAR_TUNE
+) -> dict[str, object]:
     words = {lang: read_lexicon(root / f"{lang}.lexicon.train.tsv") for lang in LANGS[:-1]}
     tune = {lang: read_sentences(root, lang, tune_lines) for lang in LANGS[:-1]}
     seen = {lang: counts for lang, (counts, _) in tune.items()}
     words["en"] = read_cmudict(english)
-    gram_counts = {lang: grams(words[lang]) for lang in LANGS}
+    spelled = {lang: Counter(words[lang]) for lang in LANGS}
+    for lang, counts in seen.items():
+        for word, count in counts.items():
+            if len(word) >= 2:
+                spelled[lang][word] += char_tune * count
+    gram_counts = {lang: grams(spelled[lang]) for lang in LANGS}
     every = sorted(set().union(*(set(g) for g in gram_counts.values())))
     kept = [g for g in every if sum(gram_counts[lang][g] for lang in LANGS) >= MIN_GRAM]
     return {
@@ -129,6 +141,7 @@ def build(root: Path, english: Path, tune_lines: int = TUNE_LINES) -> dict[str, 
             for lang in LANGS
         },
         "tune_lines": min(tune_lines, TUNE_LINES),
+        "char_tune": char_tune,
         "sentences": {lang: pure for lang, (_, pure) in tune.items()},
         "grams": " ".join(kept),
         "gram_counts": {lang: [gram_counts[lang][g] for g in kept] for lang in LANGS},
@@ -143,6 +156,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--tune-lines", type=int, default=TUNE_LINES, help="dev sentence lines to count words from"
     )
+    parser.add_argument(
+        "--char-tune", type=int, default=CHAR_TUNE, help="weight of a tune word in the char model"
+    )
     args = parser.parse_args(argv)
     if args.english is None or not args.english.exists():
         print("no CMU dictionary: install pocketsphinx or pass --english", file=sys.stderr)
@@ -154,7 +170,8 @@ def main(argv: list[str]) -> int:
         print(f"no train lexicon for {', '.join(missing)} in {args.dakshina}", file=sys.stderr)
         return 2
     data = orjson.dumps(
-        build(args.dakshina, args.english, args.tune_lines), option=orjson.OPT_SORT_KEYS
+        build(args.dakshina, args.english, args.tune_lines, args.char_tune),
+        option=orjson.OPT_SORT_KEYS,
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))

@@ -13,22 +13,20 @@ from __future__ import annotations
 import bisect
 
 # (raw, calibrated) knots, raw ascending: the tune split's rows sorted by raw confidence in 20
-# equal bins, each bin's mean raw against its share right (kept monotone, capped at 0.99).
+# equal bins, each bin's mean raw against its share right (neighbours pooled to keep it monotone,
+# capped at 0.99). Refit with scripts/fit_language_calibration.py when detection changes.
 KNOTS: tuple[tuple[float, float], ...] = (
     (0.0, 0.0),
-    (0.185, 0.353),
-    (0.336, 0.453),
-    (0.43, 0.506),
-    (0.522, 0.509),
-    (0.624, 0.722),
-    (0.674, 0.797),
-    (0.691, 0.892),
-    (0.751, 0.892),
-    (0.832, 0.904),
-    (0.877, 0.926),
-    (0.901, 0.945),
-    (0.908, 0.947),
-    (0.91, 0.99),
+    (0.252, 0.511),
+    (0.414, 0.548),
+    (0.537, 0.58),
+    (0.655, 0.876),
+    (0.714, 0.893),
+    (0.851, 0.91),
+    (0.898, 0.965),
+    (0.914, 0.987),
+    (0.963, 0.99),
+    (0.979, 0.99),
     (1.0, 0.99),
 )
 

@@ -1,12 +1,14 @@
 """Which languages a text is written in, and whether it mixes them (SPEC LG-1, LG-2).
 
-Each word votes (see `votes.py`); the sentence then decides. Its Indic language is the one its
-listed words, shared words and n-gram scores lean to; unlisted words count for English or for
-that language. Shared words are settled by the sentence and their neighbours. A language is
+Each word votes (see `votes.py`), its neighbours temper an unlisted word's English odds (see
+`context.py`), and the sentence then decides. Its Indic language is the one its listed words,
+shared words, names and n-gram scores lean to; unlisted words count for English or for that
+language. Shared words are settled by the sentence and their neighbours. A language is
 reported when it has a real share: a listed word, or one unlisted word beyond doubt, or several
 n-gram votes; a second romanized Indic language needs two words of its own, since related
 languages lend each other words, and a lone English word that Indic writers spell so too
-(`cancer`, `hotel`, `june`) is a loanword, not English spoken. Order is by share, except that an
+(`cancer`, `hotel`, `june`), or a listed one the sentence's language uses in its own text
+(`run`, `test` in Bengali), is a loanword, not English spoken. Order is by share, except that an
 Indic language goes first when its words outnumber English function words: English nouns and
 verbs borrowed into a Tamil or Hindi sentence do not make it an English sentence.
 """
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nerve.language.calibration import calibrated
+from nerve.language.context import smooth
 from nerve.language.normalize import normalize
 from nerve.language.tokens import INDIC, scrub
 from nerve.language.votes import Vote, votes_of
@@ -27,7 +30,10 @@ _WEAK = 0.5  # an n-gram vote weighs half a listed word
 _SHARED_SUPPORT = 0.8  # how much a settled shared word backs the confidence
 _SURE = 0.95  # an unlisted word this sure counts even alone
 _EN_SHARE = 0.25  # English words under this share of a long sentence are loanwords...
-_SHORT = 11  # ...of one longer than this many words
+_SHORT = 11  # ...of one longer than this many words...
+_SHORT_FOREIGN = 15  # ...or this many, when an English word is one no Indic text uses
+_LOANS = 2  # loanwords of the sentence's language beyond this many English words are English
+_NAME = 0.5  # a name's spelling counts half a word in the Indic lean
 _NATIVE = 20.0  # log-odds a native-script word gives its language
 _LISTED = 3.0  # log-odds a curated lexicon's word gives the languages that list it
 _CAP = 6.0  # no one word moves the sentence more than this many nats...
@@ -83,6 +89,7 @@ def detect(text: str) -> LanguageResult:
 def decide(votes: list[Vote]) -> tuple[list[str], float]:
     """The languages the votes support, primary first, and the confidence in them."""
     unlisted = [v for v in votes if v.posterior is not None]
+    smooth(votes)
     lean = _indic_lean(votes, unlisted)
     dominant = max(INDIC, key=lambda g: lean[g]) if sum(lean.values()) > 0 else ""
     for vote in unlisted:
@@ -104,7 +111,7 @@ def decide(votes: list[Vote]) -> tuple[list[str], float]:
         top_indic = dominant
     count = Counter(v.lang for v in votes if v.kind in ("native", "listed"))
     native = Counter(v.lang for v in votes if v.kind == "native")
-    loans = _loans(votes)
+    loans = _loans(votes, dominant)
     words = Counter(
         v.lang for v in votes if v.kind in ("native", "listed", "shared") and id(v) not in loans
     )
@@ -120,7 +127,10 @@ def decide(votes: list[Vote]) -> tuple[list[str], float]:
             english = words[lang] + sure[lang]
             spoken = sum(1 for v in votes if v.lang)
             real = english >= 1 or guessed[lang] >= 2
-            if spoken > _SHORT and english < 2 and guessed[lang] + english < _EN_SHARE * spoken:
+            # A sentence of English words no Indic text uses (`reminder`) stays short longer.
+            foreign = any(v.foreign and v.lang == "en" for v in votes)
+            long = spoken > (_SHORT_FOREIGN if foreign else _SHORT)
+            if long and english < 2 and guessed[lang] + english < _EN_SHARE * spoken:
                 real = False
         elif any(g != "en" for g in languages):  # a second romanized Indic language...
             real = count[lang] >= 2 and share >= 0.25
@@ -141,10 +151,17 @@ def _indic_lean(votes: list[Vote], unlisted: list[Vote]) -> Scores:
     Each word that is not English adds its log-likelihood per language (the word model's,
     capped so that no one word decides alone), a listed word a bonus for the languages that
     list it, a native-script word near-certainty. The posterior, scaled by the number of
-    words that spoke, is the lean."""
+    words that spoke, is the lean. A name's spelling counts too, at `_NAME`, but it does not
+    speak: names alone do not make a sentence Indic."""
     score = [0.0] * len(INDIC)
     spoke = 0.0
     for vote in votes:
+        if vote.kind == "name":
+            if vote.ll is not None:
+                top = max(vote.ll)
+                for k, value in enumerate(vote.ll):
+                    score[k] += _NAME * max(value - top, -_CAP)
+            continue
         if vote.kind == "native":
             if vote.lang in INDIC:
                 score[INDIC.index(vote.lang)] += _NATIVE
@@ -153,8 +170,8 @@ def _indic_lean(votes: list[Vote], unlisted: list[Vote]) -> Scores:
         indic = [g for g in vote.cands if g != "en"]
         if vote.kind in ("listed", "shared") and (not indic or "en" in vote.cands):
             continue  # English, or `me` that may well be English
-        if vote.kind == "unlisted" and vote.p_en >= 0.5:
-            continue
+        if vote.kind == "unlisted" and max(vote.p_en, vote.alone) >= 0.5:
+            continue  # English, or English-looking: its spelling says little of Indic
         for lang in indic:
             score[INDIC.index(lang)] += _LISTED / len(indic)
         if vote.ll is not None:
@@ -174,15 +191,19 @@ def _indic_lean(votes: list[Vote], unlisted: list[Vote]) -> Scores:
     return lean
 
 
-def _loans(votes: list[Vote]) -> set[int]:
+def _loans(votes: list[Vote], dominant: str) -> set[int]:
     """The English words (ids) that are loanwords, not English spoken: a lone word, no English
     word beside it, that Indic writers spell so too (an unlisted word Dakshina attests:
-    `cancer`, `hotel`; a month: `june`). Such a word alone does not make an Indic sentence
-    code-switched; a phrase (`ice skating`, `dew point`) does, and so does a word no Indic
-    writer spells so (`rootkit`) or any other listed English word (`alarm`, `file`)."""
+    `cancer`, `hotel`; a month: `june`), or a listed word that the sentence's own language uses
+    in its text (`run`, `test` in Bengali) when the sentence has few English words. Such a word
+    alone does not make an Indic sentence code-switched; a phrase (`ice skating`, `dew point`)
+    does, and so does a word no Indic writer spells so (`rootkit`) or any other listed English
+    word (`alarm`, `file`)."""
     loans = set()
+    english = sum(1 for v in votes if v.lang == "en")
     for i, vote in enumerate(votes):
-        if vote.lang != "en" or not vote.loan:
+        loaned = dominant in vote.loaned_by and english <= _LOANS
+        if vote.lang != "en" or not (vote.loan or loaned):
             continue
         near = (votes[j] for j in (i - 1, i + 1) if 0 <= j < len(votes))
         if any(other.lang == "en" for other in near):
@@ -193,10 +214,11 @@ def _loans(votes: list[Vote]) -> set[int]:
 
 def _sure(vote: Vote) -> bool:
     """Is an unlisted word beyond doubt: clearly English, or clearly Indic with a typical
-    ending of its language (a lowercase name like `jane` has none)?"""
+    ending of its language or a spelling no lexicon attests (`awardulu`; a lowercase name like
+    `jane` has neither: Dakshina spells most names)?"""
     if vote.lang == "en":
         return vote.p_en >= _SURE
-    return vote.p_en <= 1.0 - _SURE and vote.ending == vote.lang
+    return vote.p_en <= 1.0 - _SURE and (vote.ending == vote.lang or vote.attested == 0)
 
 
 def _settle_shared(votes: list[Vote], dominant: str, lean: Scores) -> None:

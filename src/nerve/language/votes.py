@@ -5,7 +5,7 @@ the languages that list it: `listed` when one does, `shared` when several do (`m
 Hindi, `illa` Tamil, Kannada and Malayalam) and the sentence must settle it. Any other word is
 `unlisted` and carries the n-gram model's posterior. A capitalised word inside a sentence that
 English does not list, or a short acronym, is a `name`: it holds its place between neighbours
-but does not vote.
+and says nothing of English, but its spelling hints at which Indic language (`Ramalingaiah`).
 """
 
 from __future__ import annotations
@@ -36,14 +36,17 @@ class Vote:
     """One word's evidence, and the language it is finally counted for (`lang`)."""
 
     __slots__ = (
+        "alone",
         "attested",
         "cands",
         "ending",
+        "foreign",
         "function",
         "kind",
         "lang",
         "ll",
         "loan",
+        "loaned_by",
         "posterior",
         "usage",
     )
@@ -52,12 +55,15 @@ class Vote:
         self.kind = kind  # "native", "listed", "shared", "unlisted" or "name"
         self.cands = cands  # the languages that list the word
         self.posterior = posterior  # n-gram posterior of an unlisted word
+        self.alone = self.p_en  # P(English) by the word alone, before its neighbours (context)
         self.function = False  # an English function word (the, to, my...)
         self.ending: str | None = None  # whose typical ending an unlisted word has
         self.ll: tuple[float, ...] | None = None  # log P(word | Indic language), INDIC order
         self.attested = 0  # how well Dakshina attests the spelling: 0, 1 or 2
         self.usage = False  # an English word that Indic sentences use often (`a`, `in`)
         self.loan = False  # an English word Indic writers use as their own (`june`, `cancer`)
+        self.loaned_by: frozenset[str] = frozenset()  # languages that use a listed one (`run`)
+        self.foreign = False  # a listed English content word no Indic sentence uses (`reminder`)
         self.lang = next(iter(cands)) if len(cands) == 1 else ""
 
     @property
@@ -94,6 +100,9 @@ def votes_of(text: str) -> list[Vote]:
             vote.function = key in english_function
             vote.usage = bool(usage)
             vote.loan = langs == {"en"} and key in _MONTHS
+            if "en" in langs and not vote.function:
+                vote.loaned_by = words_model.loaned(key)
+                vote.foreign = langs == {"en"} and not words_model.used(key)
             if langs != {"en"}:
                 vote.ll = words_model.loglik(words_model.form(key))[:-1]
             votes.append(vote)
@@ -103,7 +112,9 @@ def votes_of(text: str) -> list[Vote]:
             continue
         if name:
             names.append(word)
-            votes.append(Vote("name", frozenset()))
+            vote = Vote("name", frozenset())
+            vote.ll = words_model.loglik(words_model.form(word))[:-1]
+            votes.append(vote)
         else:
             votes.append(_unlisted(word))
     if names and len(names) == len(votes):  # names are all there is: let them speak

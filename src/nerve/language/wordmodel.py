@@ -9,7 +9,10 @@ mixed with an interpolated character 4-gram model that scores any string. A spel
 its attestation (common 2, rare 1) plus how often it occurs in the pure-Indic tune sentences of
 Dakshina's dev set (lines 1-2,500 only; `freq`), so `hai` outweighs a spelling written once;
 `indic_usage` names the languages whose sentences use an English spelling (`a`, `in`, `per`)
-often, so that the sentence settles it. Summed over a
+often, so that the sentence settles it; `loaned` those that use an English word as their own
+now and then (`run`, `channel`, `test` in Bengali), and `used` says whether any does at all.
+The character model counts the tune sentences' words too (`--char-tune`), so that inflected
+forms no lexicon lists (`awardulu`, `memberayum`) look like their language. Summed over a
 sentence, these are a naive Bayes over words: what tells Tamil from Malayalam is the whole
 sentence, not any one word. Loaded once, on first use (~0.1-0.3 s).
 """
@@ -35,9 +38,11 @@ _LAMBDAS = (0.05, 0.15, 0.3, 0.5)  # char model: weights of orders 1..4
 _UNSEEN = 1e-4  # probability of a character no training spelling has
 _FREQ_WEIGHT = 1.0  # a word seen n times in a language's tune sentences weighs this * n more
 # An English function word seen this many times per tune sentence of a language is also its
-# word (`a`, `i`, `in`, `per`); an English content word, loaned, needs twice as many.
+# word (`a`, `i`, `in`, `per`); an English content word, loaned, needs twice as many to be
+# settled by the sentence, and two thirds as many to be a loanword of the language.
 _FREQ_SHARE = 0.003
 _FREQ_SHARE_CONTENT = 0.006
+_LOAN_SHARE = 0.002
 log = logging.getLogger(__name__)
 
 
@@ -78,6 +83,7 @@ class WordModel:
         self._unigrams = tuple(sum(gram_counts[lang][i] for i in ones) for lang in ORDER)
         self.loglik = functools.lru_cache(maxsize=32768)(self._loglik)
         self.indic_usage = functools.lru_cache(maxsize=4096)(self._indic_usage)
+        self.loaned = functools.lru_cache(maxsize=4096)(self._loaned)
 
     def attested(self, word: str) -> int:
         """2 when some Indic language attests `word` more than once, 1 once, 0 never."""
@@ -95,6 +101,19 @@ class WordModel:
             for lang, f, n in zip(INDIC, self.freq, self._sentences, strict=False)
             if f.get(word, 0) >= max(2.0, share * n)
         )
+
+    def _loaned(self, word: str) -> frozenset[str]:
+        """The Indic languages whose tune sentences use the English word `word` now and then,
+        twice at least: as a loanword (`run`, `test` in Bengali; `movie` in Hindi)."""
+        return frozenset(
+            lang
+            for lang, f, n in zip(INDIC, self.freq, self._sentences, strict=False)
+            if f.get(word, 0) >= max(2.0, _LOAN_SHARE * n)
+        )
+
+    def used(self, word: str) -> bool:
+        """Do the tune sentences of any Indic language use `word` twice or more?"""
+        return any(word in f for f in self.freq[:-1])
 
     def form(self, word: str) -> str:
         """The form of a stretched word (`bossuuuu`) to score: cut to two letters, or one, as
