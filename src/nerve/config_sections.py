@@ -7,6 +7,7 @@ is the one object the rest of nerve receives.
 from __future__ import annotations
 
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -87,8 +88,18 @@ class TelemetryConfig(_Strict):
     @field_validator("otlp_endpoint")
     @classmethod
     def _http(cls, v: str | None) -> str | None:
-        if v is not None and not v.startswith(("http://", "https://")):
-            raise ValueError(f"otlp_endpoint is an http:// or https:// URL, got {v!r}")
+        if v is None:
+            return v
+        parts = urlsplit(v)
+        try:  # a port that is not a number (or past 65535) raises here
+            port_ok = parts.port is None or parts.port > 0
+        except ValueError:
+            port_ok = False
+        if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+            raise ValueError(
+                f"otlp_endpoint is an http:// or https:// URL with a host and an optional port "
+                f"(http://collector:4318), got {v!r}"
+            )
         return v
 
 

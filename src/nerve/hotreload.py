@@ -28,7 +28,7 @@ __all__ = ["ConfigWatcher", "changed_sections", "restart_required", "write_atomi
 log = logging.getLogger("nerve.reload")
 
 # Sections a running server owns resources for: a change takes a restart.
-_RESTART = ("storage", "redis", "memory", "admin", "assistant", "agents")
+_RESTART = ("storage", "redis", "memory", "admin", "assistant", "agents", "telemetry")
 _SERVER_RESTART = ("host", "port", "workers")
 
 

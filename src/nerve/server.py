@@ -55,6 +55,7 @@ from nerve.pipeline import build_pipeline
 from nerve.pipeline.routes import pipeline_router
 from nerve.readiness import Readiness
 from nerve.serving import GuardedHttp, configure
+from nerve.telemetry import start_tracing, stop_tracing
 from nerve.tools import builtin_registry
 from nerve.voice import Voice, voice_router
 
@@ -122,6 +123,7 @@ class NerveApp:
         async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             # Opened in order, closed in reverse; a failure half-way closes what was opened.
             async with contextlib.AsyncExitStack() as stack:
+                stack.push_async_callback(stop_tracing, start_tracing(config.telemetry))
                 await self.keyring.open()
                 stack.push_async_callback(self.keyring.close)
                 await self.gateway.open()

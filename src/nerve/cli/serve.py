@@ -70,6 +70,13 @@ def serve(
             require_redis()
         except ConfigError as e:
             fail(e.message)
+    if config.telemetry.otlp_endpoint:  # the extra that exports traces (SPEC OB-1)
+        from nerve.telemetry import require_telemetry
+
+        try:
+            require_telemetry()
+        except ConfigError as e:
+            fail(e.message)
     setup_logging(log_level)
     missing = [p.name for p in config.providers if p.missing_key]
     click.echo(

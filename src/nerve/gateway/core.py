@@ -50,6 +50,7 @@ from nerve.gateway.resilience import BreakersSeam, CooldownsSeam
 from nerve.gateway.router import Rotation, Router
 from nerve.gateway.router.understand import PRIVATE_HEADER, wants_private
 from nerve.gateway.stats import Stats, Usage
+from nerve.telemetry import active
 
 __all__ = [
     "EXPLICIT",
@@ -272,6 +273,7 @@ class Gateway:
         if isinstance(error, ConnectionAbortedError):
             # The client left: not the provider's fault, and the usage never arrived.
             self.stats.record_rejection("client_disconnected")
+            served.failed(error)
             return
         if isinstance(error, UpstreamError):
             await self.breakers.record_failure(str(served.target))
@@ -300,6 +302,8 @@ class Gateway:
             layer = plan.decision.layer if plan.decision else None
             served = Served(plan.route, target, index > 0, time.perf_counter(), attempts, layer,
                             plan.key, plan.user)  # fmt: skip
+            if active.tracing is not None:  # SPEC OB-1: a CLIENT span per attempt
+                served.span = active.tracing.attempt(served, provider.config)
             try:
                 result = await call(provider, target.model)
             except UpstreamError as e:
@@ -307,15 +311,19 @@ class Gateway:
                     e.the_clients()  # a mistyped provider/model: the client's, not the provider's
                 if not e.retryable:
                     await self.breakers.release(key)
+                    served.failed(e)
                     raise
                 await self._failed(served, e)
                 attempts.append((key, e.message))
                 calls, timeouts = calls + 1, timeouts + isinstance(e, UpstreamTimeout)
                 continue
-            except BaseException:
+            except BaseException as e:
                 await self.breakers.release(key)
+                served.failed(e)
                 raise
             await self.breakers.record_success(key)
+            if served.span is not None:
+                served.span.returned(result)
             if served.fallback:
                 log.warning(
                     "FALLBACK route=%s served by %s after: %s",
@@ -368,3 +376,5 @@ class Gateway:
                 observer(outcome)
             except Exception:
                 log.exception("an outcome observer failed: %r", observer)
+        if served.span is not None:
+            served.span.done(outcome, error)

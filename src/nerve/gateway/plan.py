@@ -6,11 +6,15 @@ ahead for a candidate, who `Served` it (the x-nerve-* headers and the stats row)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from nerve.config import Target
 from nerve.gateway.providers import Stream
 from nerve.gateway.router import Decision
+
+if TYPE_CHECKING:
+    from nerve.telemetry.attempt import Attempt
 
 __all__ = ["EXPLICIT", "Gate", "Plan", "Served", "Streaming", "header_value"]
 
@@ -52,6 +56,12 @@ class Served:
     decided_by: str | None = None  # the router's layer when the client asked for "auto"
     key: str | None = None
     user: str | None = None
+    span: Attempt | None = None  # its trace span while tracing is on (SPEC OB-1)
+
+    def failed(self, error: BaseException) -> None:
+        """The call failed in a way the gateway records no outcome for: its span says so."""
+        if self.span is not None:
+            self.span.fail(error)
 
     def headers(self) -> dict[str, str]:
         headers = {

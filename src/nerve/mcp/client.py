@@ -36,6 +36,8 @@ from mcp import MCPError
 
 from nerve.config_sections import McpServerConfig
 from nerve.mcp.connection import McpConnection, default_backoff, describe
+from nerve.telemetry import describe as spans
+from nerve.telemetry import traced
 from nerve.tools import Tool, ToolRegistry
 from nerve.tools.result import ToolResult
 
@@ -249,6 +251,7 @@ class McpClients:
 
     # -- calls -------------------------------------------------------------------------------
 
+    @traced("execute_tool {tool}", spans.tool_called)  # a span per call (SPEC OB-1)
     async def call(self, server: str, tool: str, arguments: dict[str, Any] | None) -> ToolResult:
         """Call one tool; every failure is a failed ToolResult the model can read."""
         connection = self._servers.get(server)

@@ -37,6 +37,7 @@ from nerve import __version__
 from nerve.errors import NerveError
 from nerve.mcp import tools_agents, tools_gateway, tools_memory, tools_pipeline, tools_voice
 from nerve.mcp.host import Host
+from nerve.telemetry import describe, traced
 
 __all__ = ["NerveMCP", "build_mcp_server", "invalid_arguments"]
 
@@ -69,6 +70,7 @@ class NerveMCP(MCPServer[Any]):
             p for p in inspect.signature(fn).parameters if p != injected
         )
 
+    @traced("execute_tool {name}", describe.tool_served)  # a span per call (SPEC OB-1)
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:

@@ -29,6 +29,7 @@ from nerve.memory.fields import MAX_USER_ID, check_data, check_name, check_text
 from nerve.memory.index import SearchIndex
 from nerve.memory.model import TIERS, FactChange, Kind, Record, Tier, fact_id
 from nerve.memory.store import MemoryStore, Query
+from nerve.telemetry import describe, traced
 
 __all__ = ["Memory", "Recalled", "Stored"]
 
@@ -86,6 +87,7 @@ class Memory:
 
     # -- writing ---------------------------------------------------------------------------
 
+    @traced("memory.store", describe.stored)  # spans while tracing is on (SPEC OB-1)
     async def store_memory(
         self,
         user_id: str,
@@ -200,6 +202,7 @@ class Memory:
 
     # -- reading ---------------------------------------------------------------------------
 
+    @traced("memory.recall", describe.recalled)
     async def recall(
         self,
         user_id: str,

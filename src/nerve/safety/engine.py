@@ -18,6 +18,7 @@ from nerve.safety.scope import DEFAULT_SCOPE, Scope
 from nerve.safety.shell import check_shell
 from nerve.safety.sql import analyze_sql
 from nerve.safety.verdict import Finding, Kind, RiskLevel, Verdict, higher, risk_rank
+from nerve.telemetry import describe, traced
 
 __all__ = ["Judge", "SafetyEngine", "check_rules"]
 
@@ -82,6 +83,7 @@ class SafetyEngine:
         self.judge = judge
         self.judge_timeout = judge_timeout
 
+    @traced("safety.check", describe.verdict)  # a span per verdict while tracing (SPEC OB-1)
     async def check(
         self,
         kind: Kind,

@@ -23,6 +23,7 @@ from nerve.errors import UpstreamConnection, UpstreamError, UpstreamStatus, Upst
 from nerve.gateway.providers.sse import SSEEvent, SSEParser
 from nerve.gateway.resilience.cooldown import parse_retry_after
 from nerve.gateway.stats import Usage
+from nerve.telemetry import active
 
 __all__ = [
     "Completion",
@@ -133,6 +134,8 @@ class Provider(ABC):
         self, url: str, payload: dict[str, Any], headers: dict[str, str], *, stream: bool
     ) -> aiohttp.ClientResponse:
         """POST and return a 2xx response still open for reading, or raise an UpstreamError."""
+        if active.tracing is not None:  # SPEC OB-1: the attempt's traceparent goes upstream
+            headers = active.tracing.outgoing(headers, payload)
         with self.transport_errors:
             response = await self.session.post(
                 url,
@@ -147,6 +150,8 @@ class Provider(ABC):
 
     async def _fetch(self, url: str, payload: dict[str, Any], headers: dict[str, str]) -> bytes:
         """POST and return the whole 2xx body (one coroutine: this is the hot path)."""
+        if active.tracing is not None:  # SPEC OB-1: the attempt's traceparent goes upstream
+            headers = active.tracing.outgoing(headers, payload)
         with self.transport_errors:
             async with self.session.post(
                 url, data=orjson.dumps(payload), headers=headers, timeout=self.timeout
