@@ -75,6 +75,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.assistant
 	$(BIN)/python bench/mcp_tools_tokens.py
 	$(BIN)/python bench/soak.py --seconds 60
+	$(BIN)/python bench/soak_replicas.py --seconds 60
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,6 +1,7 @@
 """Real nerve processes for the tests that need more than one (SPEC ST: state lives in the stores).
 
     replica = Replica(config_path, cwd, workers=1)   # `nerve serve --port 0` in its own group
+    Replica(config_path, cwd, 1, port=8081, env={...})  # a fixed port (a restart reuses it)
     replica.wait_ready()                             # /health answered 200
     replica.url, replica.log, replica.kill()         # kill(): SIGKILL, no shutdown at all
     replica.stop()                                   # SIGTERM (then SIGKILL), workers included
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
@@ -38,10 +40,13 @@ def _die_with_the_tests() -> None:
 class Replica:
     """One `nerve serve` process group; `url` once it printed where it listens."""
 
-    def __init__(self, config: Path, cwd: Path, workers: int) -> None:
+    def __init__(
+        self, config: Path, cwd: Path, workers: int, *, port: int = 0,
+        env: Mapping[str, str] | None = None,
+    ) -> None:  # fmt: skip
         cwd.mkdir(exist_ok=True)
-        cmd = [sys.executable, "-m", "nerve", "serve", "--config", str(config), "--port", "0"]
-        env = {k: v for k, v in os.environ.items() if k != "NERVE_CONFIG"}
+        cmd = [sys.executable, "-m", "nerve", "serve", "--config", str(config), "--port", str(port)]
+        env = {**{k: v for k, v in os.environ.items() if k != "NERVE_CONFIG"}, **(env or {})}
         self.proc = subprocess.Popen(
             [*cmd, "--workers", str(workers), "--log-level", "info"],
             cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -132,16 +132,24 @@ class KeyGate:
                 retry_after=1,
             ) from None
 
+    async def settle(
+        self, ticket: Ticket, *, target: Target | None = None, usage: Usage | None = None,
+        answered: bool = True,
+    ) -> None:  # fmt: skip
+        """Bill the hold now: what `target` used, or what was held if `answered` without
+        usage. The endpoint calls it before an answer goes out, so an answer a client has is
+        billed even if this process dies the next instant."""
+        if ticket.hold is not None and self.ledger is not None:
+            hold, ticket.hold = ticket.hold, None
+            await self.ledger.settle(hold, self.actual(hold, target, usage, answered))
+
     async def leave(
         self, ticket: Ticket, *, target: Target | None = None, usage: Usage | None = None,
         answered: bool = False,
     ) -> None:  # fmt: skip
-        """Settle the hold (what `target` used, or what was held if `answered` without usage)
-        and release the leases."""
+        """Settle the hold, unless `settle` did already, and release the leases."""
         try:
-            if ticket.hold is not None and self.ledger is not None:
-                hold, ticket.hold = ticket.hold, None
-                await self.ledger.settle(hold, self.actual(hold, target, usage, answered))
+            await self.settle(ticket, target=target, usage=usage, answered=answered)
         finally:
             await self._release(ticket)
 

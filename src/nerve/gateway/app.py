@@ -27,6 +27,8 @@ from nerve.access.principal import Principal
 from nerve.config import Config
 from nerve.errors import AuthError, SharedStateUnavailable
 from nerve.gateway.admission import KeyGate
+from nerve.gateway.cache import ResponseCache, cache_view
+from nerve.gateway.cache_store import CacheStore, backend_for
 from nerve.gateway.core import Gateway
 from nerve.gateway.dialects.base import Dialect
 from nerve.gateway.dialects.chat import CHAT
@@ -72,6 +74,7 @@ class GatewayState:
         self.cooldowns = self.resilience.cooldowns
         self.limiter = self.resilience.limiter
         self.ledger: Ledger | None = None  # what keys spend: see open()
+        self.cache_store: CacheStore | None = None  # the response cache's entries: see open()
         # Admission: step by step in-process, one script when the state is shared.
         self.keys = (
             KeyGate(self.resilience, None, config.prices) if self.shared is None
@@ -125,6 +128,11 @@ class GatewayState:
         connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30)
         self.session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
         self.keys.ledger = self.ledger
+        wall = time.time if self.clock is time.monotonic else self.clock
+        self.cache_store = CacheStore(  # Redis or the store; connects when first asked
+            backend_for(self.config), stats=self.stats, clock=wall,
+            retry_seconds=self.config.redis.retry_seconds,
+        )  # fmt: skip
         # With redis.url the learner is a view of the statistics every replica shares.
         self._install(self.config, self.resilience.learner(self.config), [])
 
@@ -154,6 +162,8 @@ class GatewayState:
     def _build_endpoints(self, gateway: Gateway, config: Config) -> dict[str, Endpoint]:
         limits = config.limits
         traffic = TrafficPath(config, self.safety(), self.path_memory, self.stats)
+        assert self.cache_store is not None
+        cache = ResponseCache(config, self.cache_store, self.stats)
         return {
             path: Endpoint(
                 gateway,
@@ -163,6 +173,7 @@ class GatewayState:
                 body_seconds=limits.body_timeout_seconds,
                 keepalive_seconds=limits.stream_keepalive_seconds,
                 traffic=traffic,
+                cache=cache if cache.configured else None,
             )
             for path, dialect in ENDPOINTS.items()
         }
@@ -176,6 +187,8 @@ class GatewayState:
             await self.session.close()
         if isinstance(self.ledger, SqlLedger):
             await self.ledger.close()
+        if self.cache_store is not None:
+            await self.cache_store.close()
         if self.shared is not None:
             await self.shared.close()
         if self.resilience.series is not None:
@@ -328,6 +341,7 @@ def gateway_routes(state: GatewayState) -> list[Route]:
             breakers=await state.breaker_view(), cooldowns=await state.cooldowns.view()
         )
         snapshot["probes"] = state.prober.results if state.prober else {}
+        snapshot["cache"] = cache_view(snapshot["traffic"].pop("cache", {}))
         snapshot["budgets"] = await state.spend()
         return JSONResponse(snapshot)
 

@@ -2,10 +2,11 @@
 
 `/v1/chat/completions`, `/v1/messages`, `/v1/responses`, `/v1/embeddings` and `/v1/completions`
 are the hot path, so they skip the framework's Request/Response objects: the body is read with a
-size cap (413 before reading past it), planned, admitted (limits, keys, budgets) and walked over
-its candidates like any other; the answer goes out as the dialect's bytes, and a stream is
-pumped frame by frame while a watcher listens for the client hanging up and a keep-alive is
-sent whenever the upstream is silent for `limits.stream_keepalive_seconds`.
+size cap (413 before reading past it), planned, looked up in the response cache (cache.py: a hit
+is replayed unbilled), admitted (limits, keys, budgets) and walked over its candidates like any
+other; the answer goes out as the dialect's bytes, and a stream is pumped frame by frame while a
+watcher listens for the client hanging up and a keep-alive is sent whenever the upstream is
+silent for `limits.stream_keepalive_seconds`.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from nerve.access.principal import Principal, principal_of
 from nerve.asgi import encode_headers, send_json
 from nerve.errors import NerveError, PayloadTooLarge, RequestTimeout, UpstreamError
 from nerve.gateway.admission import KeyGate, Ticket
+from nerve.gateway.cache import Lookup, ResponseCache
 from nerve.gateway.core import Gateway, Plan, Served, Streaming, wants_private
 from nerve.gateway.dialects.base import Dialect, Incoming
 from nerve.gateway.stats import Usage
 from nerve.gateway.traffic import Passage, TrafficPath
+from nerve.telemetry import active
 
 __all__ = ["Endpoint", "read_body"]
 
@@ -39,16 +42,23 @@ class Endpoint:
     def __init__(
         self, gateway: Gateway, keys: KeyGate, dialect: Dialect, *, max_body_bytes: int,
         body_seconds: float = 30, keepalive_seconds: float = 10, traffic: TrafficPath | None = None,
+        cache: ResponseCache | None = None,
     ) -> None:  # fmt: skip
         self.gateway = gateway
         self.keys = keys
         self.dialect = dialect
         self.traffic = traffic  # the guard and memory on the path (None: neither)
+        self.cache = cache  # the exact-match response cache (None: no route or key has one)
         self.max_body_bytes = max_body_bytes
         self.body_seconds = body_seconds
         self.keepalive_seconds = keepalive_seconds
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if active.tracing is not None:  # SPEC OB-1: the call inside its server span
+            return await active.tracing.serve(self._serve, scope, receive, send)
+        await self._serve(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Any, send: Any) -> None:
         principal = principal_of(scope)  # who the boundary let in
         dialect = self.dialect
         ticket: Ticket | None = None
@@ -70,6 +80,11 @@ class Endpoint:
                     view = dialect.view(body)  # admission counts the block's tokens too
                     if self.gateway.may_turn_private(plan, private):  # personal data in it
                         plan = self._plan(view, body, principal, private)  # goes private
+            lookup = self._lookup(plan, principal, headers, body)  # keyed after recall
+            if lookup is not None and (hit := await lookup.fetch()) is not None:
+                ticket = await self.keys.admit(principal)  # rate limits only: never billed
+                await lookup.replay(hit, send, passage, SSE_HEADERS)
+                return
             ticket = await self.keys.admit(principal, view, plan)  # limits, budget, 1st gate
             request = Incoming(body, headers)
             if body.get("stream"):
@@ -77,7 +92,7 @@ class Endpoint:
                     view, plan, ticket.gate, call=lambda p, m: dialect.open_stream(p, request, m)
                 ) as held:
                     served = held.served
-                    await self._pump(held, receive, send, passage)
+                    await self._pump(held, receive, send, passage, lookup)
                     usage = held.stream.usage[-1] if held.stream.usage else None
             else:
                 completion, served = await self.gateway.complete(
@@ -85,9 +100,14 @@ class Endpoint:
                 )
                 usage = completion.usage
                 answer, extra = completion.body, served.headers()
+                guarded: dict[str, str] = {}
                 if passage is not None:
                     answer, guarded = await passage.answer(answer)
                     extra.update(passage.headers(), **guarded)
+                if lookup is not None:  # kept before it goes out: the next ask finds it
+                    extra.update(lookup.headers())
+                    await lookup.keep(served, completion.body, answer, usage, guarded)
+                await self._settle(ticket, served, usage)  # billed before the client has it
                 await send_json(send, 200, answer, extra)
         except ConnectionAbortedError:
             pass  # the client left before sending its whole body: nobody to answer
@@ -103,11 +123,27 @@ class Endpoint:
             if ticket is not None:
                 await self._leave(ticket, served, usage)
 
+    def _lookup(
+        self, plan: Plan, principal: Principal, headers: dict[str, str], body: dict[str, Any]
+    ) -> Lookup | None:
+        if self.cache is None:
+            return None
+        target = self.gateway.first_callable(plan)
+        return self.cache.lookup(self.dialect, plan, principal, headers, body, target)
+
     def _plan(
         self, view: dict[str, Any], body: dict[str, Any], principal: Principal, private: bool
     ) -> Plan:
         plan = self.gateway.plan(view, principal, private=private)
         return self.keys.restrict(principal, self.dialect.order(plan, body, self.gateway.providers))
+
+    async def _settle(self, ticket: Ticket, served: Served, usage: Usage | None) -> None:
+        """Bill the call before its answer goes out: a replica killed the instant after still
+        leaves it billed (settled only after, it was a hold released unbilled: issue 19)."""
+        try:
+            await self.keys.settle(ticket, target=served.target, usage=usage)
+        except Exception:  # the answer goes out anyway; a hold not settled expires on its own
+            log.exception("settling key %r's spend failed", ticket.principal.name)
 
     async def _leave(self, ticket: Ticket, served: Served | None, usage: Usage | None) -> None:
         try:
@@ -119,12 +155,17 @@ class Endpoint:
             log.exception("settling key %r's spend failed", ticket.principal.name)
 
     async def _pump(
-        self, held: Streaming, receive: Any, send: Any, passage: Passage | None
-    ) -> None:
+        self, held: Streaming, receive: Any, send: Any, passage: Passage | None,
+        lookup: Lookup | None = None,
+    ) -> None:  # fmt: skip
         """Forward `held.stream` to the client; what it ended with goes in `held.error` (the
-        gateway finishes the stream when the caller's `streaming` block ends)."""
+        gateway finishes the stream when the caller's `streaming` block ends). With `lookup`,
+        the response cache reads the frames and keeps them if the stream ends whole."""
         stream, served = held.stream, held.served
         headers = served.headers() if passage is None else {**served.headers(), **passage.headers()}
+        tap = None if lookup is None else lookup.tap()
+        if lookup is not None:
+            headers.update(lookup.headers())
         await send(
             {
                 "type": "http.response.start",
@@ -142,8 +183,12 @@ class Endpoint:
             last = loop.time()
 
         async def relay(body: bytes) -> None:
+            if tap is not None:
+                tap.upstream(body)  # before the guard: a call it blocks is a call all the same
             # Through the guard: a tool call's frames wait for its verdict.
             for out in await passage.frames(body) if passage is not None else (body,):
+                if tap is not None:
+                    tap.sent(out)
                 await frame(out)
 
         async def forward() -> None:
@@ -153,7 +198,11 @@ class Endpoint:
                 async for body in stream.rest:
                     await relay(body)
                 for out in passage.end(None) if passage is not None else ():
+                    if tap is not None:
+                        tap.sent(out)
                     await frame(out)
+                if tap is not None:  # whole: kept before the last byte, as a whole answer is
+                    await tap.done(served, stream.usage[-1] if stream.usage else None)
             except UpstreamError as e:  # midway: one error event, then the stream ends
                 error = e
                 log.warning("STREAM CUT route=%s %s after its first frame: %s",

@@ -181,6 +181,20 @@ class SharedKeyGate(KeyGate):
             ticket.gate = Gate(target, cooling, admitted)
         return ticket
 
+    async def settle(
+        self, ticket: Ticket, *, target: Target | None = None, usage: Usage | None = None,
+        answered: bool = True,
+    ) -> None:  # fmt: skip
+        """Bill the hold now, in one script with whatever else is owed, before the answer goes
+        out (owed until the next script, a kill would leave the call unbilled); with Redis
+        down it stays owed, paid once Redis is back."""
+        if ticket.hold is None or not isinstance(self.ledger, RedisLedger):
+            return await super().settle(ticket, target=target, usage=usage, answered=answered)
+        hold, ticket.hold = ticket.hold, None
+        call = self.ledger.settle_call(hold, self.actual(hold, target, usage, answered))
+        self._owe([], [call] if call is not None else [])
+        await self.drain()
+
     async def leave(
         self, ticket: Ticket, *, target: Target | None = None, usage: Usage | None = None,
         answered: bool = False,
