@@ -29,8 +29,26 @@ def _groups(value: str) -> set[str]:
     return set(value.split(",")) & _ADMIN_GROUPS
 
 
+_VALUE_LETTERS = frozenset("gGsducefklpKRP")
+
+
+def _unbundled(args: list[str]) -> list[str]:
+    """`-ou 0` as `-o -u 0`, `-aG sudo` as `-a -G sudo`, `-u0` as `-u 0`."""
+    out: list[str] = []
+    for arg in args:
+        if not arg.startswith("-") or arg.startswith("--") or len(arg) <= 2 or "=" in arg:
+            out.append(arg)
+            continue
+        for j, letter in enumerate(arg[1:], 1):
+            out.append("-" + letter)
+            if letter in _VALUE_LETTERS and arg[j + 1 :]:
+                out.append(arg[j + 1 :])
+                break
+    return out
+
+
 def _usermod(inv: Invocation) -> Finding:
-    args = inv.args
+    args = _unbundled(inv.args)
     for i, arg in enumerate(args):
         value = args[i + 1] if i + 1 < len(args) else ""
         name = arg.split("=", 1)[0]

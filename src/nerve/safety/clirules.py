@@ -16,6 +16,7 @@ import re
 from nerve.safety.invocation import Invocation, flags_of, positionals
 from nerve.safety.paths import classify, is_os_critical
 from nerve.safety.sql import check_sql
+from nerve.safety.targets import judge_read, workspace_of
 from nerve.safety.verdict import LOW, Finding, RiskLevel, higher, wordset
 
 __all__ = [
@@ -263,9 +264,16 @@ def _rsync(inv: Invocation) -> Finding:
     short, long = flags_of(inv.args)
     if "n" in short or "--dry-run" in long or "--list-only" in long:
         return LOW
-    if any(f.startswith("--del") for f in long) or "--remove-source-files" in long:
+    paths = positionals(inv.args, frozenset({"-e", "--rsh", "--exclude"}))
+    if "--remove-source-files" not in long and any(f.startswith("--del") for f in long):
+        dest = paths[-1] if len(paths) > 1 else ""
+        local = bool(dest) and ":" not in dest.split("/", 1)[0]  # not host:path
+        if local and workspace_of(dest, inv.ctx) == "inside":  # dist/ to out/
+            return Finding("medium", "rsync --delete removes files in the workspace")
         return Finding("high", "rsync --delete removes files at the destination")
-    return _remote_dest(inv, positionals(inv.args, frozenset({"-e", "--rsh", "--exclude"})))
+    if "--remove-source-files" in long:
+        return Finding("high", "rsync --remove-source-files deletes what it copies")
+    return _remote_dest(inv, paths)
 
 
 def _scp(inv: Invocation) -> Finding:
@@ -320,6 +328,9 @@ def sql_client(inv: Invocation, stdin_text: str | None) -> Finding:
             texts.append(arg[2:])
     if inv.prog in ("sqlite3", "duckdb", "bq"):
         texts.extend(positionals(args)[1:])
+        secret = judge_read(positionals(args)[0], inv.prog) if positionals(args) else LOW
+        if secret.blocks:  # `sqlite3 ~/.mozilla/.../cookies.sqlite`: a browser's secrets
+            return secret
     texts.extend(r.target for r in inv.cmd.redirects if r.op in ("<<", "<<-", "<<<"))
     if stdin_text:
         texts.append(stdin_text)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import posixpath
 
 from nerve.safety.invocation import Ctx
-from nerve.safety.lexer import SUB, Command
+from nerve.safety.lexer import SUB, Command, Script
 from nerve.safety.targets import resolved
 from nerve.safety.verdict import LOW, Finding, wordset
 from nerve.safety.wrappers import basename, echoed
 
-__all__ = ["computed_program", "fetched_run"]
+__all__ = ["computed_program", "fetched_run", "resolve_subs"]
 
 _LOOKUPS = frozenset({"which", "command", "type", "whereis"})  # $(which python) names a program
 # Substitutions that print a path: `$(dirname "$0")/run.sh` runs a file, like `./run.sh`.
@@ -41,6 +41,8 @@ def computed_program(cmd: Command, words: list[str], ctx: Ctx) -> Finding | None
     otherwise, since nothing tells what would run."""
     if SUB not in words[0]:
         return None
+    if words == [SUB] and cmd.subs and all(_silent(script) for script in cmd.subs):
+        return LOW  # `if $(grep -q x f >/dev/null); then`: it prints nothing, so runs nothing
     for script in cmd.subs:
         for pipeline in script:
             if not pipeline.commands:
@@ -67,6 +69,14 @@ def computed_program(cmd: Command, words: list[str], ctx: Ctx) -> Finding | None
     )
 
 
+def _silent(script: Script) -> bool:
+    """Every pipeline's output goes to a file (`cmd > /dev/null`): the substitution is empty."""
+    return bool(script) and all(
+        p.commands and any(r.op in (">", "&>", ">|") for r in p.commands[-1].redirects)
+        for p in script
+    )
+
+
 def _outputs(cmd: Command, words: list[str]) -> list[str]:
     """The files a downloader writes: -o/-O FILE, the URL's name (wget, curl -O), `> FILE`."""
     prog, args = basename(words[0]), words[1:]
@@ -83,7 +93,8 @@ def _outputs(cmd: Command, words: list[str]) -> list[str]:
         elif (arg in opts or (bundled and len(arg) > 2)) and i + 1 < len(args):
             out.append(args[i + 1])
             named = True
-    if not named and (prog == "wget" or "-O" in args or "--remote-name" in args):
+    remote_name = any(a[:1] == "-" and a[1:2] != "-" and "O" in a for a in args)  # -sSLO
+    if not named and (prog == "wget" or remote_name or "--remote-name" in args):
         urls = [a for a in args if "://" in a]
         out += [posixpath.basename(u.split("?", 1)[0].rstrip("/")) for u in urls]
     return [o for o in out if o and o not in ("-", "/dev/null")]
@@ -108,3 +119,31 @@ def fetched_run(cmd: Command, words: list[str], ctx: Ctx) -> Finding | None:
     if ran and _where(ran, ctx) in ctx.fetched:
         return Finding("high", f"{prog} runs {ran}, a file just downloaded", "code")
     return None
+
+
+def _printed(script: Script, ctx: Ctx) -> str | None:
+    """What a substitution plainly prints: an echo/printf's text, or `pwd`'s directory."""
+    if len(script) != 1 or len(script[0].commands) != 1:
+        return None
+    cmd = script[0].commands[0]
+    if cmd.words == ["pwd"] and not cmd.redirects:
+        return ctx.cwd or ctx.scope.cwd or "$PWD"
+    text = echoed(cmd) if not cmd.redirects else None
+    return text.strip() if text is not None and "\n" not in text.strip() else None
+
+
+def resolve_subs(words: list[str], cmd: Command, ctx: Ctx) -> list[str]:
+    """`rm -rf $(echo ~)`, `rm -rf "$(pwd)"`: each substitution replaced by what it prints,
+    when every one of them plainly prints something (else the words are left as they are)."""
+    if not cmd.subs or SUB in words[0] or sum(w.count(SUB) for w in words) != len(cmd.subs):
+        return words  # a program named by a substitution: computed_program judges it
+    printed = [_printed(script, ctx) for script in cmd.subs]
+    if any(p is None for p in printed):
+        return words
+    it = iter(printed)
+    out = []
+    for word in words:
+        while SUB in word:
+            word = word.replace(SUB, next(it) or "", 1)
+        out.append(word)
+    return out

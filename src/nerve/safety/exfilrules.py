@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from nerve.safety.invocation import Invocation, positionals
+from nerve.safety.invocation import Invocation, positionals, with_next
 from nerve.safety.lexer import Command
 from nerve.safety.paths import classify
 from nerve.safety.secretrules import secret_refs
@@ -55,7 +55,7 @@ def _reads_stdin(prog: str, args: list[str]) -> bool:
     if prog == "curl":
         return any(
             (_STDIN_DATA.search(a)) or (a in ("-T", "--upload-file") and n in ("-", "."))
-            for a, n in zip(args, [*args[1:], ""], strict=True)
+            for a, n in with_next(args)
         ) or any(a.startswith(("-d@-", "-T-")) for a in args)
     if prog == "wget":
         return any(a.split("=", 1)[-1] in ("/dev/stdin", "-") for a in args if "post-file" in a)
@@ -69,6 +69,8 @@ def _payload(cmd: Command) -> tuple[str, bool] | None:
         return f"a database dump ({prog})", False
     if prog in ("env", "printenv", "set", "history"):
         return "the environment" if prog != "history" else "the shell history", False
+    if prog == "ps" and any(a[:1] != "-" and "e" in a for a in args):  # `ps auxe`
+        return "every process's environment", False
     if prog in _ARCHIVERS or (prog == "git" and args[:1] in (["archive"], ["bundle"])):
         whole = [p for p in positionals(args) if p in ("~", "/") or classify(p) in _WHOLE]
         if whole:  # a whole home or the system is no ordinary archive, even to a known host
@@ -138,7 +140,7 @@ _LOGIN_PORTS = (":22", ":3389", ":5900")  # ssh, remote desktop, VNC: a way in, 
 def _ssh_tunnel(inv: Invocation) -> Finding:
     """`ssh -R`: high to a bare address (a host no ssh config names) or when the port it opens
     leads to this machine's login (ssh, RDP, VNC), else medium."""
-    for arg, spec in zip(inv.args, [*inv.args[1:], ""], strict=True):
+    for arg, spec in with_next(inv.args):
         if _REMOTE_FORWARD.fullmatch(arg) or arg.lower().startswith("-oremoteforward"):
             bare = any(_IPV4.match(a.rsplit("@", 1)[-1]) for a in inv.args if "@" in a)
             login = (arg if len(arg) > 2 and ":" in arg else spec).endswith(_LOGIN_PORTS)
@@ -161,7 +163,7 @@ def _ngrok(inv: Invocation) -> Finding:
 
 def _x_display(inv: Invocation) -> Finding:
     args = inv.args
-    for arg, value in zip(args, [*args[1:], ""], strict=True):
+    for arg, value in with_next(args):
         if arg in ("-display", "--display", "-d"):
             host = value.rsplit(":", 1)[0]
             if host and host not in ("localhost", "unix", "127.0.0.1"):
@@ -173,13 +175,15 @@ def _x_display(inv: Invocation) -> Finding:
 def _served(inv: Invocation) -> Finding:
     """`python3 -m http.server` in a home or /, `php -S 0:80 -t /`: files served to anyone."""
     args = inv.args
-    module = next((n for a, n in zip(args, [*args[1:], ""], strict=True) if a == "-m"), "")
+    module = next((n for a, n in with_next(args) if a == "-m"), "")
     if module not in ("http.server", "SimpleHTTPServer") and not (
-        inv.prog == "php" and "-S" in args
+        (inv.prog == "php" and "-S" in args) or inv.prog == "httpd"
     ):
         return LOW
-    flags = ("--directory", "-d", "-t")
-    where = next((n for a, n in zip(args, [*args[1:], ""], strict=True) if a in flags), "")
+    flags = (
+        ("--directory", "-d", "-t", "-h") if inv.prog == "httpd" else ("--directory", "-d", "-t")
+    )
+    where = next((n for a, n in with_next(args) if a in flags), "")
     where = where or inv.ctx.cwd or "."
     if where in ("~", "/") or classify(where) in _WHOLE:
         why = f"{inv.prog} serves {where} to the network"
@@ -190,6 +194,6 @@ def _served(inv: Invocation) -> Finding:
 CHANNEL_RULES = {
     "ssh": _ssh_tunnel,
     "ngrok": _ngrok,
-    **dict.fromkeys(("python", "python2", "python3", "php"), _served),
+    **dict.fromkeys(("python", "python2", "python3", "php", "httpd"), _served),
     **dict.fromkeys(("xterm", "uxterm", "urxvt", "rxvt", "aterm", "xfce4-terminal"), _x_display),
 }

@@ -10,6 +10,7 @@ command's arguments: `find . -exec echo -delete \\;` prints, it does not delete.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from shlex import join, quote
 
 from nerve.safety.hunts import find_hunt
@@ -19,7 +20,7 @@ from nerve.safety.targets import WHERE, judge_delete, judge_read, outside_worksp
 from nerve.safety.verdict import LOW, Finding, RiskLevel, higher, wordset
 from nerve.safety.wrappers import basename, unwrap
 
-__all__ = ["FIND_FILTERS", "fed_by_find", "find", "find_delete", "find_roots"]
+__all__ = ["EXEC_JUDGED", "FIND_FILTERS", "fed_by_find", "find", "find_delete", "find_roots"]
 
 FIND_FILTERS = wordset(
     "-name -iname -path -ipath -wholename -iwholename -regex -iregex -type -mtime -mmin "
@@ -39,6 +40,10 @@ _SWEEPING = frozenset({"root", "home_root", "system_root", "system"})
 # Senders to an address named in the command (scp and rsync go to hosts the user configured).
 _SENDERS = frozenset({"curl", "wget", "nc", "ncat", "socat", "ftp"})
 _PRINTERS = frozenset({"cat", "head", "tail", "base64", "xxd", "strings", "od", "less", "more"})
+# Programs `find -exec` judges by what they do to each file (the rest as nested commands).
+EXEC_JUDGED = (
+    _DELETERS | _PERMS | _EDITORS | _SENDERS | _PRINTERS | {"truncate", "tee", "cp", "mv", "dd"}
+)
 
 
 def find_roots(args: list[str]) -> list[str]:
@@ -66,10 +71,26 @@ def _split(args: list[str]) -> tuple[list[str], list[list[str]]]:
     return own, execs
 
 
+def _narrows(words: list[str]) -> bool:
+    return any(a in FIND_FILTERS for a in words)
+
+
+def _stand_in(root: str, own: list[str], filtered: bool) -> str:
+    """What `{}` stands for in an -exec: the root itself (unfiltered), else a file under it,
+    named as `-name` names it when that is a plain name (`-name authorized_keys`)."""
+    if not filtered:
+        return root
+    names = [v for a, v in pairwise(own) if a in ("-name", "-iname")]
+    under = root.rstrip("/") + "/match"
+    if len(names) == 1 and not set(names[0]) & set("*?["):
+        return f"{under}/{names[0]}"
+    return under
+
+
 def find(inv: Invocation) -> Finding:
     own, execs = _split(inv.args)
     roots = find_roots(own)
-    filtered = any(a in FIND_FILTERS for a in own)
+    filtered = _narrows(own)
     deletes = "-delete" in own
     perms = False
     best = LOW
@@ -82,7 +103,7 @@ def find(inv: Invocation) -> Finding:
             continue
         prog = basename(real[0])
         if prog in _SHELLS:  # the code sees each match as $1 (or "$@", or {} spliced in)
-            match = quote(roots[0] if not filtered else roots[0].rstrip("/") + "/match")
+            match = quote(_stand_in(roots[0], own, filtered))
             real = [_POS_REF.sub(match, w) for w in real]
         if prog in _SENDERS and any("{}" in w for w in real):
             why = f"find -exec {prog} sends every file it finds to another host"
@@ -153,8 +174,7 @@ def fed_by_find(inv: Invocation, verb: str, action: str = "deletes") -> Finding 
     roots = find_roots(words[1:])
     if action == "rewrites":
         return find_edit(inv, roots, verb)
-    filtered = any(a in FIND_FILTERS for a in words)
-    return find_delete(inv, roots, filtered, verb, action=action, named=_named(words))
+    return find_delete(inv, roots, _narrows(words), verb, action=action, named=_named(words))
 
 
 def _named(words: list[str]) -> bool:

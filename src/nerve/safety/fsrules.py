@@ -14,7 +14,7 @@ import re
 from nerve.safety.findrules import fed_by_find, find, overwrites_each
 from nerve.safety.invocation import Invocation, flags_of, positionals
 from nerve.safety.lexer import SUB, Script
-from nerve.safety.paths import classify
+from nerve.safety.paths import classify, is_system_config
 from nerve.safety.sensitive import history_file, system_file
 from nerve.safety.targets import (
     WHERE,
@@ -90,6 +90,19 @@ def _disk_tool(inv: Invocation) -> Finding:
             return Finding("critical", why, "destructive")
     if inv.prog.startswith(("mkfs", "wipefs", "mke2fs")):
         return Finding("medium", f"{inv.prog} formats or repartitions storage", "destructive")
+    return LOW
+
+
+_MDADM_WIPES = frozenset({"--zero-superblock", "--create", "-C", "--remove", "--fail", "--grow"})
+
+
+def _repair(inv: Invocation) -> Finding:
+    """`mdadm --zero-superblock /dev/sda` erases a RAID member; `xfs_repair -L` drops the log."""
+    if inv.prog == "mdadm" and _MDADM_WIPES & set(inv.args):
+        return _disk_tool(inv)
+    if inv.prog == "xfs_repair" and "-L" in inv.args:
+        why = "xfs_repair -L zeroes the filesystem log, losing the changes in it"
+        return Finding("high", why, "destructive")
     return LOW
 
 
@@ -223,6 +236,8 @@ def _tee(inv: Invocation) -> Finding:
         best = higher(best, judge_write(target, inv.ctx, "tee", append=append))
         if cls in ("system", "system_root", "device"):
             level: RiskLevel = "critical" if cls == "device" else "medium"
+            if level == "medium" and is_system_config(target):
+                level = "high"  # `| sudo tee -a /etc/apt/sources.list`: the system's own config
             why = f"tee writes into {WHERE[cls]} ({target})"
             category: Category = "destructive" if level == "critical" else "system"
             best = higher(best, Finding(level, why, category))
@@ -313,4 +328,5 @@ FS_RULES = {
     "ln": _link,
     **dict.fromkeys(("lvremove", "vgremove", "pvremove", "lvreduce"), _volume),
     **dict.fromkeys(_DEVICE_TOOLS, _disk_tool),
+    **dict.fromkeys(("mdadm", "xfs_repair"), _repair),
 }

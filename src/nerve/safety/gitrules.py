@@ -4,23 +4,37 @@ Uncommitted changes: `reset --hard`, `checkout` over paths (`checkout -- .`, `ch
 file`, `--pathspec-from-file`), `checkout -f`, `switch -f`/`--discard-changes`, `restore`,
 `clean -f`, `stash drop/clear`, `worktree remove -f`. History: `push --force`, `branch -D`,
 `filter-branch`. Switching branches (`checkout main`, `checkout -`, `checkout -b feature`,
-`checkout -bfeature`) loses nothing and passes.
+`checkout -qbfeature`, `switch -cfix`) loses nothing and passes. Commands git runs for you
+(`rebase --exec CMD`, `submodule foreach CMD`, `bisect run CMD`) and settings given for one run
+(`git -c core.hooksPath=/tmp/h commit`, `git -c alias.x='!CMD' x`) are judged as what they run.
 """
 
 from __future__ import annotations
 
 import re
+from shlex import join
 
-from nerve.safety.invocation import Invocation, flags_of, positionals
-from nerve.safety.verdict import LOW, Finding
+from nerve.safety.invocation import Invocation, flags_of, positionals, with_next
+from nerve.safety.verdict import LOW, Finding, higher
 
 __all__ = ["git"]
 
 _GIT_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
 _PROTECTED = frozenset({"main", "master", "trunk", "production", "prod", "release"})
 # checkout options that take a value, as separate words or glued (-bname).
-_CHECKOUT_VALUES = frozenset({"-b", "-B", "--orphan", "--conflict", "-t", "--track"})
-_CHECKOUT_GLUED = ("-b", "-B")
+_CHECKOUT_VALUES = frozenset(
+    {
+        "-b",
+        "-B",
+        "--orphan",
+        "--conflict",
+        "-t",
+        "--track",
+        "-U",
+        "--unified",
+        "--inter-hunk-context",
+    }
+)
 _WHOLE_TREE = frozenset({".", "*", ":/", "./", ":(top)"})
 # A single checkout argument that names a file, not a branch: a source-file extension, a glob,
 # a trailing slash or ./ (branch names rarely look like `app.py` or `src/`).
@@ -35,11 +49,24 @@ def _lost(why: str) -> Finding:
     return Finding("high", why, "destructive")
 
 
+def _bundles(arg: str, letters: str, values: str = "") -> bool:
+    """Whether a short-option bundle (`-qf`) holds one of `letters` before any letter of
+    `values`, whose option takes the rest of the word as its value (`-qbfix`: b's value)."""
+    if not arg.startswith("-") or arg.startswith("--"):
+        return False
+    for letter in arg[1:]:
+        if letter in letters:
+            return True
+        if letter in values:
+            return False
+    return False
+
+
 def _checkout(rest: list[str]) -> Finding:
     """Path checkouts overwrite uncommitted changes; branch switches do not."""
     pos: list[str] = []
     forced = False
-    branching = any(a.startswith(("-b", "-B", "--orphan")) for a in rest)
+    branching = any(a.startswith(("-b", "-B", "--orphan")) or _bundles(a, "bB") for a in rest)
     i = 0
     while i < len(rest):
         arg = rest[i]
@@ -49,12 +76,7 @@ def _checkout(rest: list[str]) -> Finding:
             break
         if arg.startswith("--pathspec-from-file"):
             return _lost("git checkout --pathspec-from-file discards uncommitted changes")
-        if arg in ("-f", "--force") or (
-            arg.startswith("-")
-            and not arg.startswith("--")
-            and "f" in arg[1:]
-            and not arg.startswith(_CHECKOUT_GLUED)
-        ):
+        if arg in ("-f", "--force") or _bundles(arg, "f", values="bBU"):
             forced = True
         if arg in _CHECKOUT_VALUES or arg.split("=", 1)[0] in ("--orphan", "--conflict"):
             i += 2 if "=" not in arg else 1
@@ -75,14 +97,53 @@ def _checkout(rest: list[str]) -> Finding:
     return LOW
 
 
+def _settings(inv: Invocation, args: list[str]) -> Finding:
+    """`git -c core.hooksPath=/tmp/h commit`, `git -c alias.x='!CMD' x`: config for one run."""
+    best = LOW
+    for arg, value in with_next(args):
+        setting = value if arg == "-c" else arg[2:] if arg.startswith("-c") else ""
+        key, eq, val = setting.partition("=")
+        if eq:
+            best = higher(best, _alias(inv, [key, val]) or _config([key, val]))
+    return best
+
+
+def _alias(inv: Invocation, pos: list[str]) -> Finding | None:
+    """`alias.x = !CMD`: the alias runs CMD in a shell, judged as that command."""
+    if len(pos) < 2 or not pos[0].lower().startswith("alias.") or not pos[1].startswith("!"):
+        return None
+    found = inv.ctx.nested(pos[1][1:], f"git {pos[0]}")
+    return found if found.blocks else None
+
+
+def _runs(inv: Invocation, sub: str, rest: list[str]) -> Finding | None:
+    """Commands git runs for you: `rebase --exec CMD`, `submodule foreach CMD`, `bisect run`."""
+    command = ""
+    if sub == "rebase":
+        for arg, value in with_next(rest):
+            if arg in ("-x", "--exec"):
+                command = value
+            elif arg.startswith("--exec="):
+                command = arg.split("=", 1)[1]
+    elif sub == "submodule" and "foreach" in rest:
+        command = " ".join(a for a in rest[rest.index("foreach") + 1 :] if a != "--recursive")
+    elif sub == "bisect" and rest[:1] == ["run"]:
+        command = join(rest[1:])
+    return inv.ctx.nested(command, f"git {sub} runs") if command else None
+
+
 def git(inv: Invocation) -> Finding:
     args = inv.args
     i = 0
     while i < len(args) and args[i].startswith("-"):
         i += 2 if args[i] in _GIT_VALUE_OPTS else 1
-    if i >= len(args):
-        return LOW
+    settings = _settings(inv, args[:i]) if any(a.startswith("-c") for a in args[:i]) else LOW
+    if i >= len(args) or settings.blocks:
+        return settings
     sub, rest = args[i].lower(), args[i + 1 :]
+    ran = _runs(inv, sub, rest) if sub in ("rebase", "submodule", "bisect") else None
+    if ran is not None and ran.blocks:
+        return ran
     if sub == "checkout":
         return _checkout(rest)
     short, long = flags_of(rest)
@@ -94,8 +155,17 @@ def git(inv: Invocation) -> Finding:
         return _lost("git clean -f deletes untracked files")
     if sub == "push":
         return _push(short, long, pos)
-    if sub == "switch" and (forced or "--discard-changes" in long):
+    opts = rest[: rest.index("--")] if "--" in rest else rest
+    switch_forced = "--force" in long or any(_bundles(a, "f", values="cC") for a in opts)
+    if sub == "switch" and (switch_forced or "--discard-changes" in long):
         return _lost("git switch --discard-changes throws away uncommitted changes")
+    if (
+        sub == "rm"
+        and forced
+        and "--cached" not in long
+        and (pos or "--pathspec-from-file" in long)
+    ):
+        return _lost("git rm -f deletes files with their uncommitted changes")
     if sub == "branch":
         if "D" in short or ("--delete" in long and forced):
             return _lost("git branch -D deletes a branch even if it is not merged")
@@ -118,7 +188,7 @@ def git(inv: Invocation) -> Finding:
     ):
         return _lost(f"git {sub} {pos[0] if pos else '-d'} drops the references that recover work")
     if sub == "config":
-        return _config(pos)
+        return _alias(inv, pos) or _config(pos)
     if sub == "credential" and pos[:1] == ["fill"]:
         return Finding("high", "git credential fill prints a stored password", "credentials")
     if sub in ("reflog", "gc", "update-ref", "worktree") and (

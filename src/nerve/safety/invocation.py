@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from nerve.safety.lexer import Command
 from nerve.safety.scope import DEFAULT_SCOPE, Scope
 from nerve.safety.verdict import Finding
 
-__all__ = ["Ctx", "Invocation", "flags_of", "positionals"]
+__all__ = ["Ctx", "Invocation", "flags_of", "positionals", "with_next"]
 
 _MAX_NESTING = 8
 
@@ -26,6 +27,10 @@ class Ctx:
     scope: Scope = DEFAULT_SCOPE  # the workspace and SQL mode the check was asked under
     cwd: str | None = None  # after a `cd`: where relative paths point now ("" = unknowable)
     fetched: set[str] = field(default_factory=set)  # files a downloader wrote (computed.py)
+    # What the script defined for later (scriptdefs.py): function bodies by name, and the text
+    # of files it wrote (`echo CMD > x.sh`). Shared with nested contexts: `eval f` sees `f`.
+    functions: dict[str, str] = field(default_factory=dict)
+    written: dict[str, str] = field(default_factory=dict)
 
     def nested(self, text: str, label: str, *, remote: bool = False) -> Finding:
         """Judge text that this command will run as a script (bash -c, eval, ssh host CMD)."""
@@ -38,6 +43,9 @@ class Ctx:
             dict(self.env),
             scope=self.scope,
             cwd="" if remote else self.cwd,
+            fetched=self.fetched if not remote else set(),
+            functions=self.functions if not remote else {},
+            written=self.written if not remote else {},
         )
         found = self.analyze(text, inner)
         if found.risk == "low":
@@ -85,3 +93,8 @@ def positionals(args: list[str], takes_value: frozenset[str] = frozenset()) -> l
             continue
         out.append(arg)
     return out
+
+
+def with_next(args: list[str]) -> list[tuple[str, str]]:
+    """Each argument with the one after it ("" after the last): options and their values."""
+    return list(pairwise([*args, ""]))

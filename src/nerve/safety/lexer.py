@@ -262,11 +262,11 @@ class _Lexer:
                 end_command(False)
                 self.i += 2 if s.startswith(c * 2, self.i) else 1
             elif c == "(" and word is not None and "".join(word).endswith("="):
-                self.i += 1  # `arr=( $(cmd) x )`: an array's words; their substitutions run
+                start = self.i = self.i + 1  # `arr=( $(cmd) x )`: its substitutions run
                 for inner in self._nested(")"):
                     for sub_cmd in inner.commands:
                         cmd.subs.extend(sub_cmd.subs)
-                word.append("()")
+                word.append(f"({s[start : self.i - 1]})")  # the text: "${arr[@]}" runs it
             elif c == "(":
                 end_command(False)
                 parens += 1

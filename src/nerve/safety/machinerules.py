@@ -48,6 +48,36 @@ def _mount(inv: Invocation) -> Finding:
         return _system(f"mount remounts {critical[-1]} writable or executable")
     if ("--bind" in args or "bind" in options.split(",")) and critical:
         return _system(f"mount binds over {critical[-1]}")
+    if (
+        "remount" in options
+        and "ro" in options.split(",")
+        and "/" in [p.rstrip("/") or "/" for p in points]
+    ):
+        return _system("mount remounts / read-only: nothing on the machine can write")
+    return LOW
+
+
+def _umount(inv: Invocation) -> Finding:
+    points = [p.rstrip("/") or "/" for p in positionals(inv.args, frozenset({"-t", "-O"}))]
+    vital = [p for p in points if p in ("/", "/boot", "/usr", "/var", "/home", "/etc")]
+    if vital or "-a" in inv.args or "--all" in inv.args:
+        return _system(f"umount takes {vital[0] if vital else 'every filesystem'} away")
+    return LOW
+
+
+def _link_down(inv: Invocation) -> Finding:
+    """`ip link set eth0 down`, `ifconfig eth0 down`, `nmcli networking off`: off the network."""
+    args = inv.args
+    ip_down = inv.prog == "ip" and "link" in args[:2] and "down" in args
+    ifconfig_down = inv.prog == "ifconfig" and args[-1:] == ["down"] and args[:1] != ["lo"]
+    nmcli_off = inv.prog == "nmcli" and args[:2] in (
+        ["networking", "off"],
+        ["radio", "off"],
+        ["device", "disconnect"],
+    )
+    down = ip_down or ifconfig_down or nmcli_off
+    if down:
+        return _system(f"{inv.prog} takes a network interface down, cutting the machine off")
     return LOW
 
 
@@ -115,6 +145,8 @@ def _history(inv: Invocation) -> Finding:
     args = inv.args
     if inv.prog == "history" and ("-c" in args or ("-w" in args and "/dev/null" in args)):
         return Finding("high", "history -c erases the shell's history", "system")
+    if inv.prog == "history" and any(a.startswith("-d") for a in args):
+        return Finding("high", "history -d deletes commands from the shell's history", "system")
     if inv.prog == "unset" and _HISTORY_VARS & set(args):
         return Finding("high", "unset HISTFILE stops the shell keeping its history", "system")
     if inv.prog == "set" and "+o" in args and "history" in args:
@@ -129,6 +161,8 @@ def _history(inv: Invocation) -> Finding:
 
 MACHINE_RULES: dict[str, Rule] = {
     "mount": _mount,
+    "umount": _umount,
+    **dict.fromkeys(("ip", "ifconfig", "nmcli"), _link_down),
     "debugfs": _debugfs,
     **dict.fromkeys(("grub-install", "grub2-install", "efibootmgr"), _boot),
     "visudo": _visudo,

@@ -13,7 +13,15 @@ from typing import Literal
 
 from nerve.safety.verdict import wordset
 
-__all__ = ["PathClass", "classify", "expand", "is_block_device", "is_os_critical"]
+__all__ = [
+    "PathClass",
+    "alternatives",
+    "classify",
+    "expand",
+    "is_block_device",
+    "is_os_critical",
+    "is_system_config",
+]
 
 PathClass = Literal[
     "root",  # /
@@ -40,7 +48,8 @@ _TEMP_VARS = frozenset({"TMPDIR", "TMP", "TEMP", "TEMPDIR", "XDG_RUNTIME_DIR"})
 _HOME_VARS = frozenset({"HOME", "USERPROFILE"})
 _CWD_VARS = frozenset({"PWD"})
 _VAR = re.compile(
-    r"^\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::?[-=](?P<default>[^}]*))?\}|(?P<name>[A-Za-z_]\w*))"
+    r"^\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::?(?:[-=](?P<default>[^}]*)|\?[^}]*))?\}"
+    r"|(?P<name>[A-Za-z_]\w*))"  # ${X:-d}, ${X:=d}: X or d; ${X:?msg}: X
 )
 _BLOCK_DEVICE = re.compile(
     r"^/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|mapper/|"
@@ -60,6 +69,15 @@ _OS_CRITICAL = re.compile(
 def is_os_critical(path: str) -> bool:
     """Where the operating system itself lives: writing there can break the machine."""
     return bool(_OS_CRITICAL.match(posixpath.normpath(path))) if path.startswith("/") else False
+
+
+_SYSTEM_CONFIG = re.compile(r"^/+(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|libx32)(?:/|$)")
+
+
+def is_system_config(path: str) -> bool:
+    """The operating system's own files and configuration (not /dev, /proc or /sys, whose
+    files are interfaces to devices and the kernel)."""
+    return bool(_SYSTEM_CONFIG.match(posixpath.normpath(path))) if path.startswith("/") else False
 
 
 def is_block_device(path: str) -> bool:
@@ -126,3 +144,25 @@ def classify(raw: str) -> PathClass:
     ):
         return "cwd_all"
     return "relative"
+
+
+_BRACES = re.compile(r"(?<!\$)\{([^{}$]*,[^{}$]*)\}")
+_MAX_ALTERNATIVES = 32
+
+
+def alternatives(word: str) -> list[str]:
+    """The words bash's brace expansion makes: `/tmp/{a,../etc}` is `/tmp/a` and `/tmp/../etc`.
+    A word with no `{x,y}` group (or `${var}`) is itself."""
+    if "{" not in word or "," not in word:
+        return [word]
+    out = [word]
+    while any(_BRACES.search(w) for w in out) and len(out) <= _MAX_ALTERNATIVES:
+        done: list[str] = []
+        for w in out:
+            m = _BRACES.search(w)
+            if m is None:
+                done.append(w)
+                continue
+            done += [w[: m.start()] + part + w[m.end() :] for part in m.group(1).split(",")]
+        out = done
+    return out[:_MAX_ALTERNATIVES]

@@ -63,6 +63,12 @@ def env_read(cmd: Command, piped: bool) -> Finding | None:
     if i >= len(words):
         return None
     prog, args = basename(words[i]), words[i + 1 :]
+    if prog in ("declare", "typeset") and "-p" in args:  # `declare -p AWS_SECRET_ACCESS_KEY`
+        secret = [a for a in args if _SECRET_NAME.search(a) and not a.startswith("-")]
+        if secret and not piped:
+            return Finding(
+                "high", f"{prog} -p prints the secret variable {secret[0]}", "credentials"
+            )
     if prog in _DUMPERS:
         names = [a for a in args if not a.startswith("-")]
         if prog == "env" and any(not ASSIGN.match(a) for a in names):

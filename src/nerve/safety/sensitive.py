@@ -58,6 +58,7 @@ _SECRET = re.compile(
     r"|^/etc/(?:g?shadow-?|sudoers|ssh/ssh_host_\w+_key|ssl/private(?:/.*)?)$"
     r"|^/proc/(?:self|\d+|\*|\$\$|\$\w+|\$\(…\))/environ$"
     r"|^/(?:var/)?run/secrets/.+$|^/home/[^/]+/\.(?:ssh|aws|gnupg)/\*$"
+    r"|^/(?:var/lib|etc|opt|srv)/.*/secrets?/[^/]*(?i:passw|token|key|secret)[^/]*$"
     r"|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)$"
 )
 # A template (.env.example) holds no secrets: reading or sending it is ordinary work.
@@ -95,6 +96,8 @@ def persistence_file(path: str) -> tuple[RiskLevel, str] | None:
             elif "systemd" in real or "Launch" in real or "init.d" in real:
                 what = "a service definition"
             return "high", f"{what} ({path})"
+    if real.endswith(("/authorized_keys", "/authorized_keys2")):  # sshd may look anywhere
+        return "high", f"an SSH access file ({path})"
     if "hooks" in real and _HOOK.search(real):
         return "medium", f"a git hook, run on every commit ({path})"
     return None

@@ -5,8 +5,10 @@ through. Everything else is lexed (lexer.py) and walked: wrappers are stripped (
 nohup, nice -n 5, timeout 10, xargs, /usr/bin/...), nested code is followed (`bash -c`, `eval`,
 `$( )`, backticks, here-documents fed to a shell, `curl | sh`, `ssh host CMD`, `python -c`), and
 each real program is judged by a rule that knows it (fsrules, toolrules, clirules, servicerules,
-inline) or by the generic subcommand rule. Arguments of echo, grep, commit messages and
-here-documents fed to cat are data and never judged as commands.
+inline) or by the generic subcommand rule. What the script defines for later is followed too
+(scriptdefs.py): functions called with arguments, aliases, arrays run as commands, files it
+writes and then runs. Arguments of echo, grep, commit messages and here-documents fed to cat are
+data and never judged as commands.
 
 The first blocking finding is the verdict; a long script is judged line by line (segments.py).
 """
@@ -17,7 +19,7 @@ import re
 
 from nerve.safety.accountrules import ACCOUNT_RULES
 from nerve.safety.clirules import CLI_RULES, generic_cli, sql_client
-from nerve.safety.computed import computed_program, fetched_run
+from nerve.safety.computed import computed_program, fetched_run, resolve_subs
 from nerve.safety.exfilrules import CHANNEL_RULES, piped_off
 from nerve.safety.feeds import judge_fed
 from nerve.safety.fsrules import FS_RULES, sed_in_place
@@ -28,19 +30,41 @@ from nerve.safety.lexer import SUB, Command, Script, lex
 from nerve.safety.machinerules import assigned as judge_assignment
 from nerve.safety.netrules import NET_RULES, sent_on
 from nerve.safety.normalize import normalize
-from nerve.safety.pipelines import EXTRA, judge_pipeline, judge_subs, makes_temp, printed_code
+from nerve.safety.pipelines import (
+    EXTRA,
+    fed_to_a_shell,
+    judge_pipeline,
+    judge_subs,
+    makes_temp,
+    passes_through,
+)
 from nerve.safety.readers import READERS, judge_reader
 from nerve.safety.redirects import judge_redirects
 from nerve.safety.scope import DEFAULT_SCOPE, Scope
+from nerve.safety.scriptdefs import (
+    called,
+    define_functions,
+    judge_alias,
+    remember_written,
+    written_run,
+)
 from nerve.safety.secretrules import SECRET_CLIS, env_read, reveals_secret
 from nerve.safety.segments import split
 from nerve.safety.servicerules import SERVICE_RULES
-from nerve.safety.targets import resolved
+from nerve.safety.shellrunners import (
+    SHELLS,
+    echoed_by_subs,
+    runs_download,
+    scheduled,
+    shell,
+    stdin_runner,
+)
+from nerve.safety.targets import judge_read, resolved
 from nerve.safety.toolrules import SYSTEM_TOOLS, TOOL_RULES
 from nerve.safety.triggers import may_matter
 from nerve.safety.verdict import LOW, Category, Finding, higher, wordset
 from nerve.safety.windows import check_windows, looks_like_windows
-from nerve.safety.wrappers import ASSIGN, WRAPPERS, basename, echoed, prog_of, unwrap
+from nerve.safety.wrappers import ASSIGN, WRAPPERS, basename, echoed, unwrap
 
 __all__ = ["check_shell"]
 
@@ -48,7 +72,7 @@ _LONG = 600  # characters: past this, a script's top-level lines are judged one 
 _FUNCTION = re.compile(r"\(\s*\)\s*\{")
 _CODE_LINE = re.compile(r"^\s*[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\s*\(")
 _FORK_BOMB = re.compile(r"(?P<f>[\w:.]+)\s*\(\s*\)\s*\{\s*(?P=f)\s*\|\s*(?P=f)\s*&?\s*;?\s*\}")
-_VAR_REF = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+_VAR_REF = re.compile(r"\$\{(\w+)\}|\$(\w+)|\$\{(\w+)\[[@*]\]\}")
 _SKIP_WORDS = wordset("! { } then do else elif if while until fi done esac time in [[ ]]")
 _NOT_COMMANDS = frozenset({"for", "case", "select", "function", "coproc"})
 _DATA = wordset(
@@ -66,10 +90,7 @@ _DATA = wordset(
 # Data programs named directly (no path, no wrapper): nothing to unwrap or dispatch.
 _PLAIN_DATA = _DATA - WRAPPERS - {"source", ".", "sed", "cd", "pushd", "popd"}
 _CD = frozenset({"cd", "pushd", "popd"})
-_CD_HEADS = ("cd ", "pushd ", "popd")
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
-_DOWNLOADERS = wordset("curl wget fetch aria2c http https xh nc ncat netcat socat telnet ssh")
-_DECODERS = wordset("base64 base32 xxd openssl uudecode rev gunzip zcat gzip bzip2 xz unxz zstd")
+_CD_HEADS = ("cd ", "pushd ", "popd", "for ")  # lines that change what later lines mean
 _SQL_CLIENTS = wordset(
     "psql mysql mariadb clickhouse-client clickhouse sqlcmd cqlsh snowsql duckdb cockroach "
     "trino bq sqlite3"
@@ -81,6 +102,9 @@ def _expand(words: list[str], env: dict[str, str]) -> list[str]:
         return words
 
     def sub(m: re.Match[str]) -> str:
+        if m.group(3):  # "${cmd[@]}": the words of the array `cmd=(rm -rf ~)`
+            value = env.get(m.group(3), "")
+            return value[1:-1] if value.startswith("(") else m.group()
         name = m.group(1) or m.group(2)
         return env.get(name, m.group())
 
@@ -88,82 +112,6 @@ def _expand(words: list[str], env: dict[str, str]) -> list[str]:
     if out and out[0] != words[0] and " " in out[0].strip():
         out = out[0].split() + out[1:]  # an unquoted variable holding a whole command
     return out
-
-
-def _runs_download(scripts: list[Script]) -> bool:
-    for script in scripts:
-        for pipeline in script:
-            for cmd in pipeline.commands:
-                if prog_of(cmd)[0] in _DOWNLOADERS or _runs_download(cmd.subs):
-                    return True
-    return False
-
-
-def _stdin_runner(inv: Invocation, kind: str) -> Finding | None:
-    """A shell or interpreter reading code from a pipe: judge where the code comes from."""
-    src, _ = prog_of(inv.upstream)
-    if not src:
-        return None
-    if src in _DOWNLOADERS or _runs_download(inv.upstream.subs if inv.upstream else []):
-        by = src if src in _DOWNLOADERS else f"a substitution in {src}"
-        return Finding("high", f"code downloaded by {by} is piped into {inv.prog}", "code")
-    if src in _DECODERS:
-        return Finding("high", f"a payload decoded by {src} is piped into {inv.prog}", "code")
-    if src in ("echo", "printf"):
-        return None  # judged as text by the caller
-    for text in printed_code(inv.upstream):
-        found = inv.ctx.nested(text, f"code printed by {src} for {inv.prog}")
-        if found.blocks:
-            return found
-    return Finding("medium", f"{inv.prog} runs {kind} read from a pipe", "code")
-
-
-def _echoed_by_subs(cmd: Command) -> list[str]:
-    """What `$(echo ...)` substitutions in this command print: code, for eval and sh -c."""
-    texts = []
-    for script in cmd.subs:
-        for pipeline in script:
-            text = echoed(pipeline.commands[-1]) if pipeline.commands else None
-            if text:
-                texts.append(text)
-    return texts
-
-
-def _fed(inv: Invocation, best: Finding, fed: str, piped_label: str) -> Finding:
-    """Judge the text a program reads as a script: here-documents, then what is echoed into it."""
-    for red in inv.cmd.redirects:
-        if red.op in ("<<", "<<-", "<<<"):
-            best = higher(best, inv.ctx.nested(red.target, fed))
-    piped = echoed(inv.upstream)
-    if piped is not None and not best.blocks:
-        best = higher(best, inv.ctx.nested(piped, piped_label))
-    return best
-
-
-def _shell(inv: Invocation) -> Finding:
-    args, i, code_mode = inv.args, 0, False
-    while i < len(args) and args[i][:1] in ("-", "+") and args[i] != "-":
-        if args[i] in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            i += 1
-        elif not args[i].startswith("--") and "c" in args[i][1:]:
-            code_mode = True
-        i += 1
-    rest = args[i:]
-    if code_mode:
-        if rest and SUB in rest[0] and _runs_download(inv.cmd.subs):
-            why = f"{inv.prog} -c runs code downloaded from the network"
-            return Finding("high", why, "code")
-        best = inv.ctx.nested(rest[0] if rest else "", f"inside `{inv.prog} -c`")
-        for text in _echoed_by_subs(inv.cmd) if not best.blocks else ():
-            best = higher(best, inv.ctx.nested(text, f"inside `{inv.prog} -c`"))
-        return best
-    if rest and rest[0] != "-":
-        if SUB in rest[0] and _runs_download(inv.cmd.subs):
-            why = f"{inv.prog} runs a script downloaded from the network"
-            return Finding("high", why, "code")
-        return LOW  # a script file we cannot see
-    best = _fed(inv, LOW, f"script fed to {inv.prog}", f"text piped into {inv.prog}")
-    return higher(best, _stdin_runner(inv, "a script"))
 
 
 def _dispatch(inv: Invocation) -> Finding:
@@ -179,8 +127,8 @@ def _dispatch(inv: Invocation) -> Finding:
         return LOW
     if "--help" in args or args[:1] == ["help"] or args in (["-h"], ["--version"], ["version"]):
         return LOW
-    if prog in _SHELLS:
-        return _shell(inv)
+    if prog in SHELLS:
+        return shell(inv)
     channel = CHANNEL_RULES.get(prog)
     if channel is not None and (opened := channel(inv)).blocks:
         return opened
@@ -189,14 +137,16 @@ def _dispatch(inv: Invocation) -> Finding:
         if revealed is not None:
             return revealed
     if prog == "eval":
-        if any(SUB in a for a in args) and _runs_download(inv.cmd.subs):
+        if any(SUB in a for a in args) and runs_download(inv.cmd.subs):
             return Finding("high", "eval runs code downloaded from the network", "code")
         best = inv.ctx.nested(" ".join(args), "inside eval")
-        for text in _echoed_by_subs(inv.cmd) if not best.blocks else ():
+        for text in echoed_by_subs(inv.cmd) if not best.blocks else ():
             best = higher(best, inv.ctx.nested(text, "inside eval"))
         return best
-    if prog in ("source", ".") and _runs_download(inv.cmd.subs):
+    if prog in ("source", ".") and runs_download(inv.cmd.subs):
         return Finding("high", f"{prog} runs a script downloaded from the network", "code")
+    if prog in ("source", ".") and args[:1] in (["/dev/stdin"], ["-"]):
+        return shell(Invocation("sh", [], inv.cmd, inv.upstream, False, inv.ctx))
     if prog in ("awk", "gawk", "mawk", "nawk"):
         found = awk(inv)
         return found if found.blocks else higher(found, judge_reader(inv))
@@ -214,29 +164,17 @@ def _dispatch(inv: Invocation) -> Finding:
     if base in CODE_FLAGS or prog in ("rails", "gitlab-rails"):
         if prog in ("rails", "gitlab-rails") and args[:1] in (["runner"], ["r"]):
             inv = Invocation("runner", args[1:], inv.cmd, inv.upstream, inv.from_xargs, inv.ctx)
-        if any(SUB in a for a in args) and _runs_download(inv.cmd.subs):
+        if any(SUB in a for a in args) and runs_download(inv.cmd.subs):
             return Finding("high", f"{prog} runs code downloaded from the network", "code")
         found = higher(interpreter(inv, echoed(inv.upstream)), generic_cli(inv))
         if all(a.startswith("-") and a not in CODE_FLAGS.get(base, ()) for a in args) and not any(
             a.startswith("-m") for a in args
         ):  # `python -m json.tool` runs a module; its input is data
-            found = higher(found, _stdin_runner(inv, "code"))
+            found = higher(found, stdin_runner(inv, "code"))
         return found
     if prog in ("at", "batch"):
-        return _scheduled(inv)
+        return scheduled(inv)
     return _named(generic_cli(inv), "destructive")
-
-
-def _scheduled(inv: Invocation) -> Finding:
-    """`at now`, `batch`: run the commands they read later, as a shell would now."""
-    best = LOW
-    if "-f" in inv.args:
-        best = Finding("medium", f"{inv.prog} schedules a script to run later", "persistence")
-    best = _fed(inv, best, f"scheduled by {inv.prog}", f"scheduled by {inv.prog}")
-    piped = echoed(inv.upstream)
-    if not best.blocks and inv.upstream is not None and piped is None:
-        best = higher(best, _stdin_runner(inv, "commands"))
-    return best
 
 
 def _named(found: Finding, family: Category) -> Finding:
@@ -255,6 +193,14 @@ def _cd(words: list[str], ctx: Ctx) -> None:
     ctx.version += 1
 
 
+def _bind_loop(name: str, items: list[str], ctx: Ctx) -> None:
+    """A for loop's variable stands for its items: the most sensitive one, for judging."""
+    items = [i for i in items if SUB not in i and i not in (";", "do")]
+    if items and ASSIGN.match(name + "="):
+        ctx.env[name] = next((i for i in items if judge_read(i, "").risk != "low"), items[0])
+        ctx.version += 1
+
+
 def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
     best = judge_redirects(cmd, ctx) if cmd.redirects else LOW
     for sub in cmd.subs:
@@ -264,6 +210,8 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
     words = cmd.words
     while words and (words[0] in _SKIP_WORDS or words[0] == "$"):  # "$ cmd": a pasted prompt
         words = words[1:]
+    if words[:1] == ["for"] and words[2:3] == ["in"] and len(words) > 3:
+        _bind_loop(words[1], words[3:], ctx)  # `for f in ~/.ssh/*; do curl -T $f ...`
     if not words or words[0] in _NOT_COMMANDS or words[0].endswith("()") or words[0][:1] == "-":
         return best
     assigned = 0
@@ -278,15 +226,22 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
             best = higher(best, judge_assignment(name, value))
         ctx.version += 1
         return best
+    if cmd.redirects:  # `echo CMD > x.sh`: judged when a shell runs x.sh
+        best = higher(best, remember_written(cmd, ctx))
+    if ctx.functions and words[assigned] in ctx.functions and not best.blocks:
+        return higher(best, called(_expand(words[assigned:], ctx.env), ctx))
+    if words[assigned] == "alias" and not best.blocks:
+        return higher(best, judge_alias(words[assigned + 1 :], ctx))
     if best.blocks or words[assigned] in _PLAIN_DATA:
         if not best.blocks and (words[assigned] in READERS or words[assigned] in HOST_RULES):
             inv = Invocation(words[assigned], words[assigned + 1 :], cmd, upstream, False, ctx)
             return higher(best, _dispatch(inv))  # by what they read, and host rules (tar -C /)
         return best
-    if words[assigned] in _CD:
-        _cd(_expand(words[assigned:], ctx.env), ctx)
+    head = assigned + (words[assigned] in ("builtin", "command") and len(words) > assigned + 1)
+    if words[head] in _CD:
+        _cd(_expand(words[head:], ctx.env), ctx)
         return best
-    words, from_xargs, nested = unwrap(_expand(words[assigned:], ctx.env))
+    words, from_xargs, nested = unwrap(resolve_subs(_expand(words[assigned:], ctx.env), cmd, ctx))
     if nested is not None:
         best = higher(best, ctx.nested(nested, "nested command"))
     if from_xargs and not best.blocks:
@@ -296,6 +251,7 @@ def _command(cmd: Command, ctx: Ctx, upstream: Command | None) -> Finding:
     if not words or best.blocks:
         return best
     computed = computed_program(cmd, words, ctx) or fetched_run(cmd, words, ctx)
+    computed = computed or written_run(words, ctx)
     if computed is not None:
         return higher(best, computed)
     inv = Invocation(basename(words[0]), words[1:], cmd, upstream, from_xargs, ctx)
@@ -312,6 +268,7 @@ def _walk(script: Script, ctx: Ctx, label: str = "") -> Finding:
             if not found.blocks and cmd.words:
                 found = higher(found, env_read(cmd, i + 1 < len(pipeline.commands)))
                 found = higher(found, judge_pipeline(pipeline.commands, i) or judge_subs(cmd))
+                found = higher(found, fed_to_a_shell(cmd) if cmd.redirects else None)
                 if i and not found.blocks:
                     found = higher(found, piped_off(pipeline.commands, i))
             if found.category == "credentials" and i + 1 < len(pipeline.commands):
@@ -322,13 +279,16 @@ def _walk(script: Script, ctx: Ctx, label: str = "") -> Finding:
                 if found.blocks:
                     return found
                 best = higher(best, found)
-            upstream = cmd
+            if upstream is None or not passes_through(cmd):
+                upstream = cmd  # `echo CMD | tee log | sh`: sh reads what echo printed
     return best
 
 
 def _analyze(text: str, ctx: Ctx) -> Finding:
     if "(" in text and _FUNCTION.search(text) and _FORK_BOMB.search(text):
         return Finding("critical", "a fork bomb exhausts the machine's processes", "system")
+    if ")" in text or "function" in text:
+        text = define_functions(text, ctx)  # `f() { rm -rf "$1"; }; f /`: judged per call
     best = LOW
     if _CODE_LINE.match(text):  # a line of code, not a command: judge the calls it makes
         best = api_calls(text, "code")
@@ -345,7 +305,7 @@ def _analyze(text: str, ctx: Ctx) -> Finding:
             break
         head = line.lstrip()
         moves = ("=" in line and ASSIGN.match(head)) or head.startswith(_CD_HEADS)
-        if not moves and not _matters(line, ctx.env):
+        if not moves and not _matters(line, ctx.env) and not _uses_definitions(head, ctx):
             continue
         if looks_like_windows(line):
             best = higher(best, check_windows(line))
@@ -358,9 +318,18 @@ def _matters(text: str, env: dict[str, str]) -> bool:
     return may_matter(text, env) or EXTRA.search(text) is not None
 
 
+def _uses_definitions(text: str, ctx: Ctx) -> bool:
+    """Whether `text` calls a function the script defined or runs a file it wrote."""
+    if not ctx.functions and not ctx.written:
+        return False
+    names = {path.rsplit("/", 1)[-1] for path in ctx.written}
+    return any(w in ctx.functions or w.rsplit("/", 1)[-1] in names for w in text.split())
+
+
 def _nested(text: str, ctx: Ctx) -> Finding:
     """Text a command runs (bash -c, eval, ssh host CMD): the same first pass, then judged."""
-    return _analyze(text, ctx) if _matters(text, ctx.env) else LOW
+    matters = _matters(text, ctx.env) or _uses_definitions(text, ctx)
+    return _analyze(text, ctx) if matters else LOW
 
 
 def check_shell(text: str, scope: Scope = DEFAULT_SCOPE) -> Finding:

@@ -16,7 +16,7 @@ import posixpath
 from typing import Literal
 
 from nerve.safety.invocation import Ctx
-from nerve.safety.paths import PathClass, classify, expand, is_os_critical
+from nerve.safety.paths import PathClass, alternatives, classify, expand, is_os_critical
 from nerve.safety.sensitive import (
     history_file,
     persistence_file,
@@ -136,7 +136,14 @@ def _sensitive_delete(path: str, verb: str) -> Finding | None:
 
 
 def judge_delete(path: str, *, recursive: bool, force: bool, ctx: Ctx, verb: str) -> Finding:
-    """How bad deleting `path` is; `verb` names the command for the reason."""
+    """How bad deleting `path` is; `verb` names the command for the reason. A word with braces
+    is judged by the worst path it expands to (`rm -rf /tmp/{a,../etc}`)."""
+    paths = alternatives(path)
+    if len(paths) > 1:
+        each = [
+            judge_delete(p, recursive=recursive, force=force, ctx=ctx, verb=verb) for p in paths
+        ]
+        return max(each, key=lambda f: risk_rank(f.risk))
     simple = path[:1].isalnum() and ".." not in path
     if not recursive and not ctx.remote and simple and not ctx.cwd and not ctx.scope.roots:
         return LOW  # one file or a glob inside the workspace
@@ -148,7 +155,7 @@ def judge_delete(path: str, *, recursive: bool, force: bool, ctx: Ctx, verb: str
         return sensitive
     cls = classify(path)
     ws = workspace_of(path, ctx)
-    if ws == "inside" and cls not in _ALWAYS_JUDGED:
+    if ws == "inside" and (cls not in _ALWAYS_JUDGED or _below_a_root(path, ctx)):
         cls = "relative"  # the workspace's own files: as `rm -rf build` (medium if forced)
     where = f"{WHERE[cls]} ({path})"
     if ws == "root" and cls not in _ALWAYS_JUDGED:
@@ -161,6 +168,14 @@ def judge_delete(path: str, *, recursive: bool, force: bool, ctx: Ctx, verb: str
     if simple and not recursive and found.risk == "low":
         return LOW
     return found
+
+
+def _below_a_root(path: str, ctx: Ctx) -> bool:
+    """`*` or `.` after `cd build` inside the workspace: a directory below a root, not a root."""
+    if classify(path) != "cwd_all" or not ctx.cwd:
+        return False
+    real = resolved(path.rstrip("*").rstrip("/") or ".", ctx)
+    return real is not None and workspace_of(real, ctx) == "inside"
 
 
 def _after_cd(
@@ -186,6 +201,9 @@ def judge_write(
 ) -> Finding:
     """Writing `path`: a start-up file or key (persistence), a system file (system), or a file
     outside the workspace (workspace; appending there is `medium`)."""
+    if "{" in path and len(paths := alternatives(path)) > 1:
+        each = [judge_write(p, ctx, verb, append=append, action=action) for p in paths]
+        return max(each, key=lambda f: risk_rank(f.risk))
     action = "appends to" if append else action
     planted = persistence_file(path)
     if planted is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from nerve.safety.gitrules import git
-from nerve.safety.invocation import Invocation, flags_of, positionals
+from nerve.safety.invocation import Invocation, flags_of, positionals, with_next
 from nerve.safety.lexer import SUB
 from nerve.safety.paths import classify
 from nerve.safety.verdict import LOW, Finding, RiskLevel, wordset
@@ -78,6 +78,8 @@ def _kubectl(inv: Invocation) -> Finding:
         if set(pos[1:2]) & _K8S_WIDE or {"--all", "--all-namespaces"} & long or "A" in short:
             return Finding("critical", f"{inv.prog} delete removes whole namespaces or everything")
         return Finding("high", f"{inv.prog} delete removes cluster resources")
+    if sub == "scale" and "--replicas=0" in inv.args and ("--all" in inv.args or "-A" in inv.args):
+        return Finding("high", f"{inv.prog} scale --replicas=0 --all stops every workload")
     if sub in ("drain", "replace", "scale", "cordon", "taint"):
         return Finding("medium", f"{inv.prog} {sub} disrupts running workloads")
     if sub == "exec" and "--" in inv.args:
@@ -154,6 +156,12 @@ def _kill(inv: Invocation) -> Finding:
         return LOW  # signal 0 only checks that a process exists
     if inv.prog == "killall5" or {"-1", "1"} & set(targets) or "-1" in inv.args[1:]:
         return Finding("critical", "kill targets every process (or init)")
+    names = positionals(inv.args, frozenset({"-u", "--user", "-s", "--signal", "-g", "-t"}))
+    by_user = "-u" in inv.args or "--user" in inv.args
+    if inv.prog in ("pkill", "killall") and by_user and not names:  # no name: all of them
+        user = next((v for a, v in with_next(inv.args) if a in ("-u", "--user")), "")
+        why = f"{inv.prog} -u {user} kills every process the account runs"
+        return Finding("critical" if user in ("root", "0") else "high", why, "system")
     if inv.prog in ("pkill", "killall"):
         vital = [t for t in targets if t.lower().strip("^$") in _VITAL]
         if vital:  # what keeps the machine reachable, logged or defended

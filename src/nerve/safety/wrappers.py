@@ -79,6 +79,11 @@ def unwrap(words: list[str]) -> tuple[list[str], bool, str | None]:
         name = basename(words[0])
         if name in ("su", "sg") and "-c" in words:
             return [], from_xargs, " ".join(words[words.index("-c") + 1 :])
+        if name == "su":
+            return ["sh"], from_xargs, None  # su without -c: a shell reading its input
+        if name == "flock" and ("-c" in words or "--command" in words):
+            at = words.index("-c") if "-c" in words else words.index("--command")
+            return [], from_xargs, " ".join(words[at + 1 : at + 2])
         if name == "watch":
             rest = skip_options(words[1:], _WRAPPERS["watch"])
             return [], from_xargs, " ".join(rest)
@@ -92,6 +97,8 @@ def unwrap(words: list[str]) -> tuple[list[str], bool, str | None]:
             continue
         from_xargs = from_xargs or name in ("xargs", "parallel")
         rest = skip_options(words[1:], _WRAPPERS[name])
+        if name == "sudo" and not rest and {"-i", "-s", "--login", "--shell"} & set(words):
+            return ["sh"], from_xargs, None  # a shell reading its input: judged as `sh`
         while rest and ASSIGN.match(rest[0]):
             rest = rest[1:]
         if name in _TAKES_ONE_POSITIONAL and rest:
@@ -108,9 +115,48 @@ def prog_of(cmd: Command | None) -> tuple[str, list[str]]:
     return (basename(words[0]), words[1:]) if words else ("", [])
 
 
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|0?[0-7]{1,3}|[ntr\\])")
+_SPEC = re.compile(r"%[-+ #0-9.]*[sbdiqc]")
+_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+
+
+def _unescape(text: str) -> str:
+    """printf's and `echo -e`'s backslash escapes: \\x72, \\162, \\n, \\t."""
+
+    def one(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        if esc[0] == "x":
+            return chr(int(esc[1:], 16))
+        if esc[0].isdigit():
+            return chr(int(esc, 8) & 0xFF)
+        return _ESCAPED[esc]
+
+    return _ESCAPE.sub(one, text) if "\\" in text else text
+
+
+def _printf(args: list[str]) -> str:
+    """What `printf FORMAT ARGS...` prints: the format reused until the arguments run out."""
+    if not args:
+        return ""
+    fmt, rest = _unescape(args[0]), args[1:]
+    specs = len(_SPEC.findall(fmt))
+    if not specs or not rest:
+        return _SPEC.sub("", fmt)
+    return "".join(_fill(fmt, rest[i : i + specs]) for i in range(0, len(rest), specs))
+
+
+def _fill(fmt: str, values: list[str]) -> str:
+    it = iter(values)
+    return _SPEC.sub(lambda _m: next(it, ""), fmt)
+
+
 def echoed(upstream: Command | None) -> str | None:
     """What an upstream `echo`/`printf` prints into the pipe, or None for any other command."""
     src, args = prog_of(upstream)
-    if src in ("echo", "printf"):
-        return " ".join(a for a in args if not (src == "echo" and a in ("-e", "-n", "-E")))
+    if src == "printf":
+        return _printf([a for a in args if a != "--"])
+    if src == "echo":
+        flags = [a for a in args if a in ("-e", "-n", "-E", "-ne", "-en")]
+        text = " ".join(a for a in args if a not in flags)
+        return _unescape(text) if any("e" in f for f in flags) else text
     return None
