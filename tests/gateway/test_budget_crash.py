@@ -56,3 +56,27 @@ def test_an_answered_call_is_billed_even_if_its_replica_dies_right_after(
     stats = httpx.get(f"{fresh.url}/stats", headers=headers).json()
     (budget,) = stats["budgets"]
     assert (budget["usd"], budget["held_usd"]) == (CALL_USD, 0)
+
+
+def test_a_streamed_call_is_billed_before_its_last_event_goes_out(
+    replicas, upstream: FakeUpstream, redis_url: str, redis_prefix: str
+) -> None:
+    ledger = {"redis": {"url": redis_url, "key_prefix": redis_prefix}}
+    (doomed,) = replicas(config(upstream, ledger))
+    body = {"model": "default", "messages": [{"role": "user", "content": "1234567890"}],
+            "max_tokens": 8, "stream": True, "stream_options": {"include_usage": True}}  # fmt: skip
+    headers = {"authorization": f"Bearer {KEY}"}
+    events: list[str] = []
+    with httpx.stream(
+        "POST", f"{doomed.url}/v1/chat/completions", json=body, headers=headers
+    ) as answer:
+        for line in answer.iter_lines():
+            events.append(line)
+            if line == "data: [DONE]":
+                doomed.kill()  # the client has the whole answer; the process gets no instant more
+                break
+    assert events[-1] == "data: [DONE]" and any('"total_tokens":18' in e for e in events)
+    (fresh,) = replicas(config(upstream, ledger))
+    stats = httpx.get(f"{fresh.url}/stats", headers=headers).json()
+    (budget,) = stats["budgets"]
+    assert (budget["usd"], budget["held_usd"]) == (CALL_USD, 0)

@@ -53,6 +53,7 @@ from nerve.gateway.cache_entry import (
     frame_calls_tools,
 )
 from nerve.gateway.cache_store import CacheDown, CacheStore
+from nerve.gateway.dialects.base import STREAM_ENDS
 from nerve.gateway.providers.anthropic import CLIENT_HEADERS
 from nerve.gateway.router import DEFAULT_ROUTE
 from nerve.gateway.stats import Stats, Usage, cost_of, price_of
@@ -69,10 +70,6 @@ __all__ = ["CACHE_HEADER", "Lookup", "ResponseCache", "StreamTap", "cache_key", 
 log = logging.getLogger("nerve.gateway")
 CACHE_HEADER = "x-nerve-cache"
 _UNSAMPLED = frozenset({"embeddings"})  # endpoints whose answers no temperature varies
-_ENDS: dict[Wire | None, bytes] = {  # the event a stream that ended whole ends with
-    "chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed",
-    None: b"[DONE]",
-}  # fmt: skip
 
 
 class ResponseCache:
@@ -287,7 +284,7 @@ class StreamTap:
                 why = "tool_calls"
             elif self.over:
                 why = "too_large"
-            elif not self.parts or _ENDS[lookup.wire] not in self.parts[-1]:
+            elif not self.parts or STREAM_ENDS[lookup.wire] not in self.parts[-1]:
                 why = "unfinished"  # no final event: not an answer to replay
         await lookup._put("sse", b"".join(self.parts), served, usage, why)
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
+from functools import partial
 from typing import Any
 
 from nerve.access.principal import Principal, principal_of
@@ -22,7 +23,7 @@ from nerve.errors import NerveError, PayloadTooLarge, RequestTimeout, UpstreamEr
 from nerve.gateway.admission import KeyGate, Ticket
 from nerve.gateway.cache import Lookup, ResponseCache
 from nerve.gateway.core import Gateway, Plan, Served, Streaming, wants_private
-from nerve.gateway.dialects.base import Dialect, Incoming
+from nerve.gateway.dialects.base import Dialect, Incoming, ends_stream
 from nerve.gateway.stats import Usage
 from nerve.gateway.traffic import Passage, TrafficPath
 from nerve.telemetry import active
@@ -92,7 +93,8 @@ class Endpoint:
                     view, plan, ticket.gate, call=lambda p, m: dialect.open_stream(p, request, m)
                 ) as held:
                     served = held.served
-                    await self._pump(held, receive, send, passage, lookup)
+                    bill = partial(self._settle, ticket, served, held.stream.usage)
+                    await self._pump(held, receive, send, passage, lookup, bill)
                     usage = held.stream.usage[-1] if held.stream.usage else None
             else:
                 completion, served = await self.gateway.complete(
@@ -137,9 +139,14 @@ class Endpoint:
         plan = self.gateway.plan(view, principal, private=private)
         return self.keys.restrict(principal, self.dialect.order(plan, body, self.gateway.providers))
 
-    async def _settle(self, ticket: Ticket, served: Served, usage: Usage | None) -> None:
+    async def _settle(
+        self, ticket: Ticket, served: Served, usage: Usage | list[Usage] | None
+    ) -> None:
         """Bill the call before its answer goes out: a replica killed the instant after still
-        leaves it billed (settled only after, it was a hold released unbilled: issue 19)."""
+        leaves it billed (settled only after, it was a hold released unbilled: issue 19). A
+        stream's `usage` is its list, read when its last event is about to go out."""
+        if isinstance(usage, list):
+            usage = usage[-1] if usage else None
         try:
             await self.keys.settle(ticket, target=served.target, usage=usage)
         except Exception:  # the answer goes out anyway; a hold not settled expires on its own
@@ -156,11 +163,13 @@ class Endpoint:
 
     async def _pump(
         self, held: Streaming, receive: Any, send: Any, passage: Passage | None,
-        lookup: Lookup | None = None,
+        lookup: Lookup | None = None, bill: Callable[[], Awaitable[None]] | None = None,
     ) -> None:  # fmt: skip
         """Forward `held.stream` to the client; what it ended with goes in `held.error` (the
         gateway finishes the stream when the caller's `streaming` block ends). With `lookup`,
-        the response cache reads the frames and keeps them if the stream ends whole."""
+        the response cache reads the frames and keeps them if the stream ends whole. `bill`
+        runs once, before the frame ending the stream goes out (a stream that never ends whole
+        is settled when the call leaves, as before)."""
         stream, served = held.stream, held.served
         headers = served.headers() if passage is None else {**served.headers(), **passage.headers()}
         tap = None if lookup is None else lookup.tap()
@@ -178,7 +187,10 @@ class Endpoint:
         last = loop.time()  # when the client last got a frame
 
         async def frame(body: bytes) -> None:
-            nonlocal last
+            nonlocal last, bill
+            if bill is not None and ends_stream(self.dialect.wire, body):
+                billing, bill = bill, None
+                await billing()
             await send({"type": "http.response.body", "body": body, "more_body": True})
             last = loop.time()
 

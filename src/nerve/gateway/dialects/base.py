@@ -22,11 +22,29 @@ from nerve.gateway.providers import Completion, Provider, Stream
 from nerve.gateway.providers.passthrough import NativeStreamError
 from nerve.json_limits import loads
 
-__all__ = ["KEEPALIVE", "Dialect", "DialectStream", "Incoming", "Wire", "parse_object",
-           "translate"]  # fmt: skip
+__all__ = ["KEEPALIVE", "STREAM_ENDS", "Dialect", "DialectStream", "Incoming", "Wire",
+           "ends_stream", "parse_object", "translate"]  # fmt: skip
 
 Wire = Literal["chat", "messages", "responses"]
 KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: every SSE client skips it
+# What the frame a stream that ended whole ends with carries, per answer format (None: the
+# OpenAI protocol's, as completions end): the cache keeps only such streams.
+STREAM_ENDS: dict[Wire | None, bytes] = {
+    "chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed",
+    None: b"[DONE]",
+}  # fmt: skip
+# The events that end a stream, as they start an SSE event: the endpoint bills a call before
+# the frame carrying one goes out (a Responses stream out of tokens ends incomplete).
+_FINAL: dict[Wire | None, tuple[bytes, ...]] = {
+    "chat": (b"data: [DONE]",), "messages": (b"event: message_stop",),
+    "responses": (b"event: response.completed", b"event: response.incomplete"),
+    None: (b"data: [DONE]",),
+}  # fmt: skip
+
+
+def ends_stream(wire: Wire | None, frame: bytes) -> bool:
+    """Whether `frame` (one or more SSE events) holds the event that ends a `wire` stream."""
+    return any(frame.startswith(end) or b"\n\n" + end in frame for end in _FINAL[wire])
 
 
 @dataclass(frozen=True, slots=True)
