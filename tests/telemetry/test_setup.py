@@ -104,6 +104,21 @@ main()
     assert "Traceback" not in done.stderr and "Uvicorn running" not in done.stderr
 
 
+@pytest.mark.parametrize("command", [["mcp"], ["chat", "--once", "hi"]], ids=["mcp", "chat"])
+def test_every_command_that_runs_nerve_names_the_missing_extra(
+    tmp_path: Path, otlp: Collector, command: list[str]
+) -> None:
+    config = tmp_path / "nerve.yaml"
+    config.write_text(yaml.safe_dump({"telemetry": {"otlp_endpoint": otlp.url}}))
+    done = run(WITHOUT_EXTRA + """
+from nerve.cli import main
+sys.argv = ["nerve", *sys.argv[2:], "--config", sys.argv[1]]
+main()
+""", str(config), *command, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "pip install 'nerve[telemetry]'" in done.stderr and "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize(
     "endpoint",
     [

@@ -78,6 +78,23 @@ def load(path: str | None) -> Config:
         fail(f"invalid config: {e.message}")
 
 
+def require_extras(config: Config) -> None:
+    """Exit 1, naming the pip extra, when the config needs one that is not installed (Redis,
+    traces): before the app starts, not as a traceback from its start-up. Imported here, not
+    at the top: the CLI starts fast and runs without either."""
+    try:
+        if config.redis.url:
+            from nerve.gateway.resilience.shared import require_redis
+
+            require_redis()
+        if config.telemetry.otlp_endpoint:  # the extra that exports traces (SPEC OB-1)
+            from nerve.telemetry import require_telemetry
+
+            require_telemetry()
+    except ConfigError as e:
+        fail(e.message)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="nerve")
 def cli() -> None:

@@ -17,7 +17,7 @@ import os
 
 import click
 
-from nerve.cli.base import cli, load, log_level_option, setup_logging
+from nerve.cli.base import cli, load, log_level_option, require_extras, setup_logging
 from nerve.config import find_config_file
 
 __all__ = ["chat"]
@@ -49,6 +49,7 @@ def chat(once: str | None, user_id: str | None, config_path: str | None, log_lev
 
     setup_logging(log_level)
     config = load(config_path)
+    require_extras(config)
     config = config.model_copy(update={"admin": config.admin.model_copy(update={"enabled": False})})
     path = find_config_file(config_path, os.environ)
     app = build_app(config, config_path=path, channels=("terminal",))

@@ -14,7 +14,7 @@ import os
 
 import click
 
-from nerve.cli.base import cli, load, log_level_option, setup_logging
+from nerve.cli.base import cli, load, log_level_option, require_extras, setup_logging
 from nerve.config import find_config_file
 
 __all__ = ["discord_bot"]
@@ -33,6 +33,7 @@ def discord_bot(config_path: str | None, log_level: str) -> None:
     """
     setup_logging(log_level)
     config = load(config_path)
+    require_extras(config)
     settings = config.assistant.discord
     if not settings.token:
         raise click.ClickException("assistant.discord.token is empty: set DISCORD_TOKEN")

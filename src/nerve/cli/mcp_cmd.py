@@ -14,7 +14,7 @@ import os
 
 import click
 
-from nerve.cli.base import cli, load, log_level_option, setup_logging
+from nerve.cli.base import cli, load, log_level_option, require_extras, setup_logging
 from nerve.config import find_config_file
 
 __all__ = ["mcp"]
@@ -41,6 +41,7 @@ def mcp(config_path: str | None, log_level: str) -> None:
 
     setup_logging(log_level)
     config = load(config_path)
+    require_extras(config)
     path = find_config_file(config_path, os.environ)
     app = build_app(config, config_path=path, channels=())  # tools only: no assistant loop
     logging.getLogger("nerve.mcp").info("nerve MCP server on stdio")

@@ -9,9 +9,8 @@ import click
 
 from nerve import __version__
 from nerve.cli.access_cmd import managed_keys_exist
-from nerve.cli.base import cli, fail, load, log_level_option, setup_logging
+from nerve.cli.base import cli, fail, load, log_level_option, require_extras, setup_logging
 from nerve.config import find_config_file, is_loopback
-from nerve.errors import ConfigError
 from nerve.serving import protocol_for
 
 __all__ = ["serve"]
@@ -63,20 +62,7 @@ def serve(
             "own stats. Set redis.url (e.g. redis://127.0.0.1:6379/0) so the workers share one "
             "state, or run a single worker."
         )
-    if config.redis.url:
-        from nerve.gateway.resilience.shared import require_redis
-
-        try:
-            require_redis()
-        except ConfigError as e:
-            fail(e.message)
-    if config.telemetry.otlp_endpoint:  # the extra that exports traces (SPEC OB-1)
-        from nerve.telemetry import require_telemetry
-
-        try:
-            require_telemetry()
-        except ConfigError as e:
-            fail(e.message)
+    require_extras(config)
     setup_logging(log_level)
     missing = [p.name for p in config.providers if p.missing_key]
     click.echo(
