@@ -55,7 +55,7 @@ from nerve.pipeline import build_pipeline
 from nerve.pipeline.routes import pipeline_router
 from nerve.readiness import Readiness
 from nerve.serving import GuardedHttp, configure
-from nerve.telemetry import start_tracing, stop_tracing
+from nerve.telemetry import serve_traced, start_tracing, stop_tracing
 from nerve.tools import builtin_registry
 from nerve.voice import Voice, voice_router
 
@@ -328,9 +328,9 @@ class NerveApp:
         if scope["type"] == "http" and path in MODEL_PATHS and scope["method"] == "POST":
             await self.gateway.endpoint(path)(scope, receive, send)  # the hot path: no framework
         elif scope["type"] == "http" and scope["path"] in MCP_PATHS:
-            await self.mcp_entry(scope, receive, send)  # MCP over streamable HTTP
+            await serve_traced(self.mcp_entry, scope, receive, send)  # MCP, streamable HTTP
         else:
-            await self.limited(scope, receive, send)
+            await serve_traced(self.limited, scope, receive, send)
 
 
 def build_app(

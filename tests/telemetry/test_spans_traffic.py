@@ -83,9 +83,34 @@ def test_memory_recalled_and_stored_on_the_path_are_spans_of_the_request(
     assert len(stores) == 2 and all(s.attributes["nerve.memory.kind"] == "turn" for s in stores)
     assert all(s.attributes["nerve.memory.stored"] is True for s in stores)
     assert "nerve.memory.query" not in recalls[0].attributes  # no capture_content
-    # The REST store had no server span: a trace of its own.
+    # The REST store is a trace of its own, under its server span.
     rest = [s for s in otlp.named("memory.store") if s.trace_id != http.trace_id]
-    assert len(rest) == 1 and rest[0].parent_id == ""
+    (store_http,) = otlp.named("POST /api/memory/store")
+    assert len(rest) == 1 and rest[0].parent_id == store_http.span_id
+    assert store_http.attributes["http.response.status_code"] == 200
+
+
+def test_rest_and_mcp_requests_are_server_spans_named_by_their_route(
+    traced: Traced, otlp: Collector, upstream: FakeUpstream, client_traceparent
+) -> None:
+    header, trace_id, client_span = client_traceparent
+    server = traced({"primary": upstream})
+    checked = httpx.post(f"{server.url}/api/safety/check", headers={"traceparent": header},
+                         json={"kind": "shell", "content": "rm -rf /"})  # fmt: skip
+    gone = httpx.delete(f"{server.url}/api/agents/no-such-agent")
+    assert checked.json()["allowed"] is False and gone.status_code == 404
+    assert httpx.get(f"{server.url}/health").status_code == 200
+    server.stop()
+
+    (check,) = otlp.named("POST /api/safety/check")
+    assert (check.trace_id, check.parent_id) == (trace_id, client_span)  # the client's trace
+    (verdict,) = otlp.named("safety.check")
+    assert verdict.parent_id == check.span_id
+    # A path with an id is named by its template, not once per id; probes are not traced.
+    (delete,) = otlp.named("DELETE /api/agents/{agent_name}")
+    assert delete.attributes["http.route"] == "/api/agents/{agent_name}"
+    assert delete.attributes["http.response.status_code"] == 404
+    assert not [s for s in otlp.spans if "health" in s.name]
 
 
 async def test_mcp_tool_calls_are_execute_tool_spans_on_both_sides(
@@ -115,6 +140,9 @@ async def test_mcp_tool_calls_are_execute_tool_spans_on_both_sides(
         assert "gen_ai.tool.call.arguments" not in span.attributes  # no capture_content
     assert sorted(s.error for s in client_side) == [False, True]
     assert sorted(s.error for s in server_side) == [False, True]
+    # Each MCP request is a server span; the SDK runs a tool in its session's task, not the
+    # request's, so the tool's span starts a trace of its own.
+    assert otlp.named("POST /mcp")
     ok = next(s for s in server_side if not s.error)
     (judged,) = [s for s in otlp.named("safety.check") if s.parent_id == ok.span_id]
     assert judged.attributes["nerve.safety.kind"] == "sql"

@@ -16,6 +16,7 @@ describer)`. To trace one more call, decorate it and add a describer in describe
 """
 
 from nerve.telemetry.lifecycle import INSTALL_HINT, require_telemetry, start_tracing, stop_tracing
-from nerve.telemetry.traced import traced
+from nerve.telemetry.traced import serve_traced, traced
 
-__all__ = ["INSTALL_HINT", "require_telemetry", "start_tracing", "stop_tracing", "traced"]
+__all__ = ["INSTALL_HINT", "require_telemetry", "serve_traced", "start_tracing", "stop_tracing",
+           "traced"]  # fmt: skip

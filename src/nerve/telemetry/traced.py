@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
 from typing import Any, ParamSpec, TypeVar
 
 from nerve.telemetry import active
 from nerve.telemetry.describe import Describe
 
-__all__ = ["traced"]
+__all__ = ["serve_traced", "traced"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -48,6 +48,20 @@ def traced(
         return call
 
     return wrap
+
+
+TRACED_PREFIXES = ("/api/", "/mcp")  # beside the model endpoints (their own wrapper)
+Asgi = Callable[[Any, Any, Any], Awaitable[None]]  # scope typed dict or MutableMapping
+
+
+async def serve_traced(app: Asgi, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+    """`app` for one HTTP request, inside a SERVER span (the client's traceparent continued)
+    when tracing is on and the path is nerve's REST API or MCP; probes, pages and assets are
+    not traced."""
+    tracing = active.tracing
+    if tracing is None or scope["type"] != "http" or not scope["path"].startswith(TRACED_PREFIXES):
+        return await app(scope, receive, send)
+    await tracing.serve(app, scope, receive, send)
 
 
 class _Named(dict[str, Any]):

@@ -126,6 +126,12 @@ class Tracing:
 
             async def observe(message: MutableMapping[str, Any]) -> None:
                 if message["type"] == "http.response.start":
+                    # The router has matched by now: name the span by its template, not the
+                    # path (/api/memory/{record_id}, not one span name per record).
+                    template = getattr(scope.get("route"), "path", None)
+                    if isinstance(template, str) and template != path:
+                        span.update_name(f"{method} {template}")
+                        span.set_attribute("http.route", template)
                     self._responded(span, request, message["status"], message.get("headers", ()))
                 await send(message)
 
