@@ -50,6 +50,23 @@ def test_the_guards_verdicts_are_spans_and_the_attempt_says_it_was_blocked(
     assert call.end_ns <= blocked.start_ns  # judged after the answer came back
 
 
+def test_a_streams_guard_verdict_known_at_its_end_is_on_its_spans(
+    traced: Traced, otlp: Collector, upstream: FakeUpstream
+) -> None:
+    routes = [{"name": "default", "model": {"provider": "primary", "model": "m1"},
+               "guard": {"tool_calls": "block"}}]  # fmt: skip
+    server = traced({"primary": upstream}, routes)
+    upstream.script(Reply(tool_calls=[bash("rm -rf ~", "call_rm")]))
+    with openai.OpenAI(base_url=f"{server.url}/v1", api_key="k", max_retries=0) as client:
+        ask = [{"role": "user", "content": "tidy up"}]
+        chunks = list(client.chat.completions.create(model="auto", messages=ask, stream=True))
+    assert not any(c.choices and c.choices[0].delta.tool_calls for c in chunks)  # withheld
+    server.stop()
+
+    http, call = otlp.one(CHAT), otlp.one("chat m1")
+    assert http.attributes["nerve.guard"] == call.attributes["nerve.guard"] == "blocked"
+
+
 def test_memory_recalled_and_stored_on_the_path_are_spans_of_the_request(
     traced: Traced, otlp: Collector, upstream: FakeUpstream
 ) -> None:

@@ -27,6 +27,7 @@ from nerve.gateway.recall import PathMemory, TextTap, answer_text, path_user
 from nerve.gateway.router import DEFAULT_ROUTE
 from nerve.gateway.stats import Stats
 from nerve.safety.engine import SafetyEngine
+from nerve.telemetry import active
 
 __all__ = ["Passage", "TrafficPath"]
 
@@ -136,7 +137,10 @@ class Passage:
                 if self._tap is not None:
                     for piece in out:
                         self._tap.feed(piece)
-            self._report(self._filter.blocked, self._filter.flagged, self._filter.error)
+            blocked, flagged = self._filter.blocked, self._filter.flagged
+            self._report(blocked, flagged, self._filter.error)
+            if active.tracing is not None and (blocked or flagged):  # SPEC OB-1: nerve.guard
+                active.tracing.guarded("blocked" if blocked else "flagged")
         if error is None and self.stores and self.user is not None:
             text = self._tap.text if self._tap is not None else ""
             self._path.memory.store_later(self.user, self.wire, self._body, text)

@@ -48,12 +48,22 @@ class Recorded(Protocol):
 class Request:
     """The HTTP request being served: its dialect, and the attempts made for it."""
 
-    __slots__ = ("attempts", "responded", "wire")
+    __slots__ = ("attempts", "responded", "server", "wire")
 
     def __init__(self, wire: str) -> None:
         self.wire = wire
         self.attempts: list[Attempt] = []
         self.responded = False
+        self.server: Span | None = None  # its SERVER span
+
+    def guarded(self, guard: str) -> None:
+        """A stream's guard verdict, known only at its end (its headers left long before): on
+        the server span and the attempt that answered."""
+        if self.server is not None and self.server.is_recording():
+            self.server.set_attribute("nerve.guard", guard)
+        for attempt in self.attempts:  # failed attempts have ended: the streaming one has not
+            if not attempt.ended and attempt.span.is_recording():
+                attempt.span.set_attribute("nerve.guard", guard)
 
     def respond(self, recalled: int | None, guard: str | None) -> None:
         """The response starts: what its headers say goes on every attempt; those waiting end."""

@@ -123,6 +123,7 @@ class Tracing:
         with self.tracer.start_as_current_span(
             f"{method} {path}", context=parent, kind=SpanKind.SERVER, attributes=attributes
         ) as span:
+            request.server = span
 
             async def observe(message: MutableMapping[str, Any]) -> None:
                 if message["type"] == "http.response.start":
@@ -158,6 +159,12 @@ class Tracing:
             span.set_status(Status(StatusCode.ERROR))
         span.set_attributes(attributes)
         request.respond(recalled, guard)
+
+    def guarded(self, guard: str) -> None:
+        """What the tool-call guard did to the stream being served ("blocked", "flagged")."""
+        request = REQUEST.get()
+        if request is not None:
+            request.guarded(guard)
 
     # -- upstream attempts ---------------------------------------------------------------------
 
