@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from nerve.cli import cli
 from tests.fakes.upstream import FakeUpstream
 from tests.gateway.conftest import redis_url  # noqa: F401 - the real Redis, or a skip
+from tests.telemetry.collector import Collector
 
 CONFIG = """\
 providers:
@@ -69,3 +70,22 @@ def test_doctor_on_an_unreachable_redis_and_a_bad_config(
         "fix  config servr: unknown key; did you mean server?",
         "fix  config memry: unknown key; did you mean memory?",
     ]
+
+
+def test_doctor_sends_the_trace_collector_an_empty_export(tmp_path: Path) -> None:
+    def run(endpoint: str) -> dict[str, object]:
+        config = tmp_path / "traced.yaml"
+        config.write_text(
+            f'telemetry: {{otlp_endpoint: "{endpoint}", headers: {{x-token: t0k}}}}\n'
+            f'storage: {{url: "sqlite:///{tmp_path / "t.db"}"}}\n'
+        )
+        result = CliRunner().invoke(cli, ["doctor", "--config", str(config), "--json"])
+        (check,) = [c for c in json.loads(result.output)["checks"] if c["check"].startswith("tele")]
+        return check
+
+    with Collector() as otlp:
+        up = run(otlp.url)
+        assert up["ok"] and up["check"] == f"telemetry {otlp.url}/v1/traces"
+        assert otlp.spans == [] and otlp.posts[0]["x-token"] == "t0k"  # no span was made
+    down = run("http://127.0.0.1:1")
+    assert not down["ok"] and "is the collector running" in str(down["detail"])

@@ -2,7 +2,8 @@
 
 Each check is one line, `ok` or `fix` (what is wrong, then what to do): the config itself (every
 problem, each at its key path), each provider's key and whether its model list answers, the
-store at `storage.url`, Redis when `redis.url` is set, and the voice engines. Nothing is
+store at `storage.url`, Redis when `redis.url` is set, the trace collector when
+`telemetry.otlp_endpoint` is (sent an empty export: no span), and the voice engines. Nothing is
 changed; exit 1 when anything needs fixing.
 """
 
@@ -87,6 +88,35 @@ async def _redis(config: Config) -> Check | None:
     return Check(what, True, "answers PING")
 
 
+async def _telemetry(config: Config, session: Any) -> Check | None:
+    settings = config.telemetry
+    if not settings.otlp_endpoint:
+        return None
+    from nerve.telemetry import require_telemetry
+    from nerve.telemetry.lifecycle import traces_url
+
+    url = traces_url(settings.otlp_endpoint)
+    what = f"telemetry {url}"
+    try:
+        require_telemetry()
+    except ConfigError as e:
+        return Check(what, False, e.message)
+    # An empty ExportTraceServiceRequest (zero bytes of protobuf): every collector takes it.
+    headers = {**settings.headers, "content-type": "application/x-protobuf"}
+    try:
+        async with asyncio.timeout(TIMEOUT):
+            async with session.post(url, data=b"", headers=headers) as answer:
+                status = answer.status
+    except TimeoutError:
+        return Check(what, False, f"no answer within {TIMEOUT:g} s: is the collector running?")
+    except Exception as e:  # refused, unknown host...
+        return Check(what, False, f"{type(e).__name__}: {e}; is the collector running there?")
+    if status >= 300:
+        hint = "check telemetry.headers (a token?)" if status in (401, 403) else "check the URL"
+        return Check(what, False, f"the collector answered {status}; {hint}")
+    return Check(what, True, "the collector takes an export")
+
+
 def _voice(config: Config) -> list[Check]:
     from nerve.voice import Voice
 
@@ -107,10 +137,9 @@ async def _checks(config: Config) -> list[Check]:
     async with aiohttp.ClientSession() as session:
         asked = (_provider(config, session, i) for i in range(len(config.providers)))
         found = list(await asyncio.gather(*asked))
+        traces = await _telemetry(config, session)
     found.append(await _store(config))
-    redis = await _redis(config)
-    if redis is not None:
-        found.append(redis)
+    found += [c for c in (await _redis(config), traces) if c is not None]
     return found + _voice(config)
 
 
@@ -118,7 +147,7 @@ async def _checks(config: Config) -> list[Check]:
 @click.option("--config", "config_path", metavar="FILE", help="Config file (YAML).")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 def doctor(config_path: str | None, as_json: bool) -> None:
-    """Check a config end to end: keys, providers, store, Redis, voice; say what to fix.
+    """Check a config end to end: keys, providers, store, Redis, traces, voice; say what to fix.
 
     \b
       .venv/bin/nerve doctor --config nerve.yaml    # exit 1 when something needs fixing
