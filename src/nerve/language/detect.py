@@ -3,7 +3,9 @@
 Each word votes (see `votes.py`), its neighbours temper an unlisted word's English odds (see
 `context.py`), and the sentence then decides. Its Indic language is the one its listed words,
 shared words, names and n-gram scores lean to; unlisted words count for English or for that
-language. Shared words are settled by the sentence and their neighbours. A language is
+language; a sentence model over the character n-grams of its words that are not English
+(`sentence.py`) adds to that lean when two or more spoke, but never decides English or mixing.
+Shared words are settled by the sentence and their neighbours. A language is
 reported when it has a real share: a listed word, or one unlisted word beyond doubt, or several
 n-gram votes; a second romanized Indic language needs two words of its own, since related
 languages lend each other words, and a lone English word that Indic writers spell so too
@@ -23,6 +25,7 @@ from typing import Any
 from nerve.language.calibration import calibrated
 from nerve.language.context import smooth
 from nerve.language.normalize import normalize
+from nerve.language.sentence import model as sentence_model
 from nerve.language.tokens import INDIC, scrub
 from nerve.language.votes import Vote, votes_of
 
@@ -41,6 +44,8 @@ _CAP_LISTED = 1.0  # ...and a curated word's spelling little beyond its lexicons
 _USAGE_TIE = 0.25  # English's edge in settling `in`, `a`, `of`: English, and Indic by usage
 _TEMPER = 1.0  # the words of a sentence are not independent: soften the sum
 _CLEAR = 0.2  # an unlisted word this unlikely English is clearly its Indic language's own
+_SENTENCE = 1.0  # weight of the sentence model's log-odds in the Indic lean...
+_SENTENCE_WORDS = 2  # ...for this many words that are not English or more: a lone word's own
 
 Scores = defaultdict[str, float]
 
@@ -155,6 +160,7 @@ def _indic_lean(votes: list[Vote], unlisted: list[Vote]) -> Scores:
     speak: names alone do not make a sentence Indic."""
     score = [0.0] * len(INDIC)
     spoke = 0.0
+    spoken: list[str] = []
     for vote in votes:
         if vote.kind == "name":
             if vote.ll is not None:
@@ -180,9 +186,13 @@ def _indic_lean(votes: list[Vote], unlisted: list[Vote]) -> Scores:
             for k, value in enumerate(vote.ll):
                 score[k] += max(value - top, -cap)
         spoke += 1.0 if indic else 1.0 - vote.p_en
+        spoken.append(vote.word)
     lean: Scores = defaultdict(float)
     if spoke <= 0:
         return lean
+    if len(spoken) >= _SENTENCE_WORDS:
+        sentence = sentence_model().score(spoken)
+        score = [a + _SENTENCE * b for a, b in zip(score, sentence, strict=True)]
     top = max(score)
     weights = [math.exp((value - top) / _TEMPER) for value in score]
     total = sum(weights)

@@ -49,6 +49,7 @@ class Vote:
         "loaned_by",
         "posterior",
         "usage",
+        "word",
     )
 
     def __init__(self, kind: str, cands: frozenset[str], posterior: dict[str, float] | None = None):
@@ -65,6 +66,7 @@ class Vote:
         self.loaned_by: frozenset[str] = frozenset()  # languages that use a listed one (`run`)
         self.foreign = False  # a listed English content word no Indic sentence uses (`reminder`)
         self.lang = next(iter(cands)) if len(cands) == 1 else ""
+        self.word = ""  # the romanized word, folded: what the sentence model reads
 
     @property
     def p_en(self) -> float:
@@ -105,6 +107,7 @@ def votes_of(text: str) -> list[Vote]:
                 vote.foreign = langs == {"en"} and not words_model.used(key)
             if langs != {"en"}:
                 vote.ll = words_model.loglik(words_model.form(key))[:-1]
+            vote.word = key
             votes.append(vote)
             continue
         word = fold(token)
@@ -114,6 +117,7 @@ def votes_of(text: str) -> list[Vote]:
             names.append(word)
             vote = Vote("name", frozenset())
             vote.ll = words_model.loglik(words_model.form(word))[:-1]
+            vote.word = word
             votes.append(vote)
         else:
             votes.append(_unlisted(word))
@@ -147,6 +151,7 @@ def _unlisted(word: str) -> Vote:
     vote.ll = tuple(ll)
     vote.attested = attested
     vote.loan = attested > 0
+    vote.word = form
     return vote
 
 
