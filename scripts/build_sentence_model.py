@@ -29,8 +29,10 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+from nerve.language.sentence import ORDERS, grams  # the n-grams the model reads
+
 LANGS = ("hi", "ta", "te", "kn", "ml", "bn")
-ORDERS = (1, 2, 3, 4, 5)
 TUNE_LINES = 2500  # dev sentence lines 1-2,500 tune; 2,501-5,000 are held out: never read
 LEXICON_WEIGHT = 0.5  # a language's lexicon weighs this much against its tune sentences
 ITERATIONS = 80
@@ -42,17 +44,6 @@ OUT = Path(__file__).resolve().parent.parent / "src" / "nerve" / "language" / "m
 _WORD = re.compile(r"[a-z]+")
 
 Sample = tuple[list[str], int, float]  # words, language index, weight
-
-
-def grams(word: str) -> list[str]:
-    padded = f"^{word}$"
-    out = []
-    for n in ORDERS:
-        for i in range(len(padded) - n + 1):
-            gram = padded[i : i + n]
-            if gram not in ("^", "$"):
-                out.append(gram)
-    return out
 
 
 def read_lexicon(path: Path) -> Counter[str]:
