@@ -65,7 +65,8 @@ async def test_rotation_follows_ready_and_refusals() -> None:
                 b.stop()  # refuses: the connection goes to `a`, the client sees nothing
                 assert await whos(balancer.url, 4) == {"a": 4}
                 assert not balancer.up[b.address]
-                assert any(t.why == "refused" for t in balancer.transitions)
+                # Out by a refused forward, or by a check that met it stopping (a busy machine).
+                assert any(t.backend == b.address and not t.up for t in balancer.transitions)
         finally:
             await balancer.stop()
     assert all(f.status == 200 and not f.cut for f in balancer.forwards)
