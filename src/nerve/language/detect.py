@@ -186,7 +186,8 @@ def _indic_lean(votes: list[Vote], unlisted: list[Vote]) -> Scores:
             for k, value in enumerate(vote.ll):
                 score[k] += max(value - top, -cap)
         spoke += 1.0 if indic else 1.0 - vote.p_en
-        spoken.append(vote.word)
+        if vote.word:  # a native-script word has no romanized spelling to read
+            spoken.append(vote.word)
     lean: Scores = defaultdict(float)
     if spoke <= 0:
         return lean

@@ -20,6 +20,7 @@ import logging
 from collections.abc import Iterable
 from importlib import resources
 
+import numpy as np
 import orjson
 
 from nerve.language.tokens import INDIC
@@ -43,21 +44,21 @@ def grams(word: str) -> list[str]:
 
 
 class SentenceModel:
-    """Per-n-gram weight vectors over the Indic languages (INDIC order)."""
+    """Per-n-gram weight vectors over the Indic languages (INDIC order): row `index[gram]` of
+    `weights`. Rows stay in one numpy array because 200K Python tuples take a second to build."""
 
-    def __init__(self, table: dict[str, tuple[float, ...]]) -> None:
-        self.table = table
-        self.loaded = bool(table)
+    def __init__(self, index: dict[str, int], weights: np.ndarray) -> None:
+        self.index = index
+        self.weights = weights
+        self.loaded = bool(index)
         self.word = functools.lru_cache(maxsize=32768)(self._word)
 
     def _word(self, word: str) -> tuple[float, ...]:
-        score = [0.0] * len(INDIC)
-        get = self.table.get
-        for gram in grams(word):
-            weights = get(gram)
-            if weights is not None:
-                score = [a + b for a, b in zip(score, weights, strict=True)]
-        return tuple(score)
+        get = self.index.get
+        rows = [row for row in map(get, grams(word)) if row is not None]
+        if not rows:
+            return (0.0,) * len(INDIC)
+        return tuple(self.weights[rows].sum(axis=0).tolist())
 
     def score(self, words: Iterable[str]) -> list[float]:
         """Per Indic language, the log-likelihood of `words` less the best (so max is 0)."""
@@ -79,10 +80,10 @@ def parse(blob: bytes, source: str = MODEL) -> SentenceModel:
         if data["langs"] != list(INDIC):
             raise ModelError(f"{source}: expected languages {INDIC}, got {data['langs']!r}")
         names = data["grams"].split(" ") if data["grams"] else []
-        columns = [data["weights"][lang] for lang in INDIC]
-        rows = zip(*columns, strict=True)
-        table = {name: tuple(w / SCALE for w in row) for name, row in zip(names, rows, strict=True)}
-        return SentenceModel(table)
+        weights = np.array([data["weights"][lang] for lang in INDIC], dtype=np.float64).T / SCALE
+        if weights.shape != (len(names), len(INDIC)):
+            raise ValueError(f"{len(names)} n-grams but weights of shape {weights.shape}")
+        return SentenceModel({name: row for row, name in enumerate(names)}, weights)
     except ModelError:
         raise
     except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -100,4 +101,4 @@ def model() -> SentenceModel:
         log.warning("sentence model unavailable (%s: %s): word votes only", path, exc)
     except ModelError as exc:
         log.warning("sentence model unavailable: %s: word votes only", exc)
-    return SentenceModel({})
+    return SentenceModel({}, np.zeros((0, len(INDIC))))
